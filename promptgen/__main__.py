@@ -1,0 +1,3 @@
+from promptgen.cli import main
+
+main()

@@ -1,0 +1,60 @@
+"""Error hierarchy. Every message says what went wrong and what to do next.
+
+The CLI maps these to exit codes: bad input 2, runtime/provider failures 3.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PromptgenError(Exception):
+    """Base class: a failure promptgen can explain in one line."""
+
+    exit_code = 3
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.hint = hint
+
+    def one_line(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{where}{self.message}{hint}"
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+
+class BadInputError(PromptgenError):
+    """The user's file, option or data is wrong; fixing the input fixes it."""
+
+    exit_code = 2
+
+
+class PromptFormatError(BadInputError):
+    """A prompt file could not be read or understood."""
+
+
+class RenderError(BadInputError):
+    """A template could not be rendered (syntax error, missing input)."""
+
+
+class TemplateSecurityError(RenderError):
+    """A template tried to reach Python internals or exhaust resources."""
+
+
+class ContextError(BadInputError):
+    """A saved context file is unreadable, invalid or from an incompatible version."""

@@ -1,0 +1,52 @@
+"""One loader per file format, all producing a PromptUnderTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promptgen.errors import PromptFormatError
+from promptgen.formats import github_models, prompty
+from promptgen.model import PromptUnderTest
+
+SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt")
+
+
+def read_text(path: Path) -> str:
+    """Read a prompt file as UTF-8 text, with one clear error for each way it can fail."""
+    if not path.exists():
+        raise PromptFormatError("file not found", file=path, hint="check the path")
+    if path.is_dir():
+        raise PromptFormatError(
+            "is a folder, not a prompt file", file=path, hint="pass a file such as my.prompty"
+        )
+    data = path.read_bytes()
+    if not data.strip():
+        raise PromptFormatError("file is empty", file=path, hint="write a prompt into it")
+    if b"\x00" in data[:8192]:
+        raise PromptFormatError(
+            "looks like a binary file, not a text prompt", file=path, hint="pass a text file"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise PromptFormatError(
+            "is not valid UTF-8 text", file=path, line=line, hint="save the file as UTF-8"
+        ) from err
+
+
+def load_prompt(path: str | Path) -> PromptUnderTest:
+    """Load any supported prompt file into a PromptUnderTest."""
+    path = Path(path)
+    name = path.name.lower()
+    text = read_text(path)
+    if name.endswith((".prompt.yml", ".prompt.yaml")):
+        return github_models.load(path, text)
+    if name.endswith(".prompty"):
+        return prompty.load(path, text, "prompty")
+    if name.endswith(".md"):
+        return prompty.load(path, text, "markdown")
+    if name.endswith((".yml", ".yaml")):
+        # A bare .yml is only accepted when it is shaped like a GitHub Models prompt.
+        return github_models.load(path, text)
+    return prompty.load(path, text, "text")

@@ -1,0 +1,115 @@
+"""Normalisation shared by every loader: model config, inputs, samples, finishing touches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promptgen.model import Message, ModelConfig, PromptInput, PromptUnderTest, TestSample
+from promptgen.render import template_variables
+
+# Prompty v2 option names -> the OpenAI parameter names the gateway uses.
+_V2_OPTIONS = {
+    "maxOutputTokens": "max_tokens",
+    "maxTokens": "max_tokens",
+    "topP": "top_p",
+    "topK": "top_k",
+    "frequencyPenalty": "frequency_penalty",
+    "presencePenalty": "presence_penalty",
+    "stopSequences": "stop",
+    "responseFormat": "response_format",
+}
+_PROVIDERS = {"azure_openai": "azure", "azure_serverless": "azure_ai", "openai": "openai"}
+EXPECTED_KEYS = ("expected", "expected_output", "expectedOutput", "output", "groundtruth")
+AUTO_INPUT = "input"
+
+
+def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if key == "additionalProperties" and isinstance(value, dict):
+            out.update(value)
+        else:
+            out[_V2_OPTIONS.get(key, key)] = value
+    return out
+
+
+def model_config(section: Any) -> ModelConfig:
+    """Prompty v1 (api/configuration/parameters), v2 (id/provider/...), or a bare id."""
+    if section is None:
+        return ModelConfig()
+    if isinstance(section, str):
+        return ModelConfig(id=section)
+    data = section.model_dump(exclude_none=True)
+    configuration = data.pop("configuration", None)
+    connection = data.pop("connection", None)
+    conn: dict[str, Any] = {}
+    provider = data.pop("provider", None)
+    model_id = data.pop("id", None)
+    for block in (configuration, connection):
+        if isinstance(block, dict):
+            conn.update(block)
+        elif isinstance(block, str):
+            conn["reference"] = block
+    kind = conn.get("type")
+    if isinstance(kind, str):
+        provider = provider or _PROVIDERS.get(kind, kind)
+    model_id = model_id or conn.get("azure_deployment") or conn.get("name") or data.get("name")
+    params: dict[str, Any] = {}
+    for block in (data.pop("parameters", None), data.pop("options", None)):
+        if isinstance(block, dict):
+            params.update(normalize_options(block))
+    return ModelConfig(
+        id=model_id,
+        provider=provider,
+        api=data.pop("apiType", None) or data.pop("api", None),
+        connection=conn,
+        parameters=params,
+        response_format=params.get("response_format"),
+    )
+
+
+def input_from_property(name: str, prop: Any) -> PromptInput:
+    if not isinstance(prop, dict):
+        # PromptPex shorthand `name: "value"` / Prompty v2 scalar shorthand.
+        kind = {bool: "boolean", int: "integer", float: "number", list: "array"}.get(
+            type(prop), "string"
+        )
+        return PromptInput(name=name, type=kind, default=prop, sample=prop)
+    return PromptInput(
+        name=name,
+        type=prop.get("type") or prop.get("kind") or "string",
+        description=prop.get("description"),
+        default=prop.get("default"),
+        sample=prop.get("sample", prop.get("example")),
+        enum=prop.get("enum") or prop.get("enumValues"),
+        required=bool(prop.get("required", False)),
+    )
+
+
+def split_sample(data: dict[str, Any], source: str | None = None) -> TestSample:
+    inputs = dict(data)
+    expected = None
+    for key in EXPECTED_KEYS:
+        if key in inputs:
+            expected = inputs.pop(key)
+            break
+    return TestSample(inputs=inputs, expected=expected, source=source)
+
+
+def detect_inputs(prompt: PromptUnderTest) -> None:
+    """Add undeclared template variables as string inputs; give an input-less prompt one.
+
+    Rule: every name a message template reads that the frontmatter does not declare
+    becomes a string input (`detected`). If the prompt then has no inputs at all, an
+    input named `input` is added and appended as a final user message, so generated
+    tests have somewhere to go.
+    """
+    for message in prompt.messages:
+        for name in template_variables(message.content, prompt.template_engine):
+            if name not in prompt.inputs:
+                prompt.inputs[name] = PromptInput(name=name, detected=True)
+    if not prompt.inputs:
+        prompt.inputs[AUTO_INPUT] = PromptInput(
+            name=AUTO_INPUT, detected=True, description="The text the prompt works on."
+        )
+        prompt.messages.append(Message(role="user", content="{{" + AUTO_INPUT + "}}"))

@@ -1,0 +1,129 @@
+"""Loader for GitHub Models prompt files (`.prompt.yml` / `.prompt.yaml`).
+
+Templates use `{{name}}` substitution; promptgen renders them with its Mustache engine,
+which is a superset (a `{{ name }}` with spaces also resolves).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats.common import detect_inputs, normalize_options, split_sample
+from promptgen.formats.validate import validate_section
+from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
+from promptgen.render import check_syntax
+from promptgen.yamlpos import line_of, node_lines, yaml_error_line, yaml_error_text
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class GhMessage(_Open):
+    role: str
+    content: str
+
+
+class PromptYml(_Open):
+    name: str | None = None
+    description: str | None = None
+    model: str | None = None
+    modelParameters: dict[str, Any] | None = None
+    responseFormat: Literal["text", "json_object", "json_schema"] | None = None
+    jsonSchema: str | dict[str, Any] | None = None
+    messages: list[GhMessage]
+    testData: list[dict[str, Any]] | None = None
+    evaluators: list[dict[str, Any]] | None = None
+
+
+def load(path: Path, text: str) -> PromptUnderTest:
+    file = str(path)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise PromptFormatError(
+            f"invalid YAML: {yaml_error_text(err)}",
+            file=file,
+            line=yaml_error_line(err),
+            hint="fix the YAML syntax",
+        ) from err
+    if not isinstance(raw, dict) or "messages" not in raw:
+        hint = "add a 'messages' list of {role, content}"
+        if isinstance(raw, dict) and "jobs" in raw:
+            hint = "this looks like a GitHub Actions workflow, not a prompt"
+        raise PromptFormatError(
+            "not a GitHub Models prompt: no 'messages' list", file=file, line=1, hint=hint
+        )
+    lines = node_lines(text)
+    doc: Any = validate_section(PromptYml, raw, file=file, lines=lines, what="prompt.yml")
+    messages = []
+    for i, m in enumerate(doc.messages):
+        line = line_of(lines, ("messages", i, "content"))
+        role = m.role.strip().lower()
+        if role not in ROLES:
+            raise PromptFormatError(
+                f"unknown role '{m.role}' in messages[{i}]",
+                file=file,
+                line=line_of(lines, ("messages", i, "role")),
+                hint=f"use one of {', '.join(ROLES)}",
+            )
+        try:
+            check_syntax(m.content, "mustache")
+        except RenderError as err:
+            err.file, err.line = file, line
+            raise
+        messages.append(Message(role=role, content=m.content, line=line))
+    known = set(PromptYml.model_fields)
+    extra = {k: v for k, v in raw.items() if k not in known}
+    warnings = [f"{file}:{lines.get((k,), '?')}: unknown key '{k}' kept as is" for k in extra]
+    prompt = PromptUnderTest(
+        name=doc.name or path.name.split(".prompt.")[0],
+        description=doc.description,
+        source=file,
+        format="prompt.yml",
+        model=_model(doc, file, lines),
+        messages=messages,
+        test_samples=[split_sample(row) for row in doc.testData or []],
+        template_engine="mustache",
+        frontmatter=raw,
+        extra=extra,
+        warnings=warnings,
+    )
+    detect_inputs(prompt)
+    return prompt
+
+
+def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:
+    params = normalize_options(doc.modelParameters or {})
+    response_format: Any = None
+    if doc.responseFormat == "json_schema":
+        schema = doc.jsonSchema
+        if isinstance(schema, str):
+            try:
+                schema = json.loads(schema)
+            except json.JSONDecodeError as err:
+                raise PromptFormatError(
+                    f"jsonSchema is not valid JSON: {err.msg}",
+                    file=file,
+                    line=line_of(lines, ("jsonSchema",)),
+                    hint="jsonSchema must be a JSON string with 'name' and 'schema'",
+                ) from err
+        if not isinstance(schema, dict) or "schema" not in schema:
+            raise PromptFormatError(
+                "responseFormat json_schema needs a jsonSchema with 'name' and 'schema'",
+                file=file,
+                line=line_of(lines, ("responseFormat",)),
+                hint='add jsonSchema: \'{"name": ..., "schema": {...}}\'',
+            )
+        response_format = {"type": "json_schema", "json_schema": schema}
+    elif doc.responseFormat:
+        response_format = {"type": doc.responseFormat}
+    if response_format is not None:
+        params["response_format"] = response_format
+    return ModelConfig(id=doc.model, parameters=params, response_format=response_format)

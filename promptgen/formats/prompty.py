@@ -1,0 +1,200 @@
+"""Loader for `.prompty`, `.md` and `.txt` prompts: optional YAML frontmatter + role-marked body."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats.body import parse_messages, split_frontmatter
+from promptgen.formats.common import detect_inputs, input_from_property, model_config, split_sample
+from promptgen.formats.frontmatter import Frontmatter, InputProperty, known_keys
+from promptgen.formats.refs import RefResolver, read_data_file
+from promptgen.formats.validate import validate_section
+from promptgen.model import (
+    PromptFormat,
+    PromptInput,
+    PromptUnderTest,
+    Scenario,
+    StageInstructions,
+    TemplateEngine,
+    TestSample,
+)
+from promptgen.render import check_syntax
+from promptgen.yamlpos import Path_, line_of, node_lines, yaml_error_line, yaml_error_text
+
+_ENGINES: dict[str, TemplateEngine] = {
+    "jinja2": "jinja2",
+    "jinja": "jinja2",
+    "nunjucks": "jinja2",
+    "mustache": "mustache",
+}
+
+
+def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
+    file = str(path)
+    split = split_frontmatter(text, file, require_close=fmt == "prompty")
+    raw, lines = _read_frontmatter(split.frontmatter, split.frontmatter_line, file)
+    resolver = RefResolver(path.parent, file, lines)
+    resolved = resolver.resolve(raw)
+    front: Any = validate_section(Frontmatter, resolved, file=file, lines=lines, what="frontmatter")
+    warnings = list(resolver.warnings)
+    known = known_keys()
+    extra = {k: v for k, v in raw.items() if k not in known}
+    for key in extra:
+        warnings.append(
+            f"{file}:{lines.get((key,), '?')}: unknown frontmatter key '{key}' kept as is"
+        )
+    if front.base:
+        warnings.append(
+            f"{file}: 'base: {front.base}' (prompt inheritance) is kept but not applied"
+        )
+    engine = _engine(front.template, file, lines)
+    messages = parse_messages(split.body, file, split.body_line)
+    for message in messages:
+        try:
+            check_syntax(message.content, engine)
+        except RenderError as err:
+            err.file = file
+            err.line = (message.line or 1) + (err.line or 1) - 1
+            raise
+    metadata = front.metadata or {}
+    prompt = PromptUnderTest(
+        name=front.name or front.displayName or _stem(path),
+        description=front.description,
+        source=file,
+        format=fmt,
+        model=model_config(front.model),
+        inputs=_inputs(front, resolved.get("inputs"), resolver),
+        messages=messages,
+        scenarios=[Scenario(**s.model_dump(exclude_none=True)) for s in front.scenarios or []],
+        test_samples=_test_samples(front.testSamples or [], resolver),
+        instructions=_instructions(front.instructions),
+        tags=front.tags or list(metadata.get("tags") or []),
+        template_engine=engine,
+        outputs=front.outputs,
+        frontmatter=raw,
+        extra=extra,
+        warnings=warnings,
+    )
+    detect_inputs(prompt)
+    return prompt
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".prompty", ".md", ".txt"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _read_frontmatter(
+    text: str | None, first_line: int, file: str
+) -> tuple[dict[str, Any], dict[Path_, int]]:
+    if text is None:
+        return {}, {}
+    offset = first_line - 1
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise PromptFormatError(
+            f"invalid frontmatter YAML: {yaml_error_text(err)}",
+            file=file,
+            line=yaml_error_line(err, offset),
+            hint="fix the YAML between the '---' lines",
+        ) from err
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, dict):
+        raise PromptFormatError(
+            "frontmatter must be a YAML mapping of 'key: value' lines",
+            file=file,
+            line=first_line,
+            hint="see docs/formats.md",
+        )
+    return raw, node_lines(text, offset)
+
+
+def _engine(template: Any, file: str, lines: dict[Path_, int]) -> TemplateEngine:
+    if template is None:
+        return "jinja2"
+    value: Any = template
+    if not isinstance(template, str):
+        value = template.format or template.type or "jinja2"
+        if isinstance(value, dict):
+            value = value.get("kind") or value.get("type") or "jinja2"
+    engine = _ENGINES.get(str(value).lower())
+    if engine is None:
+        raise PromptFormatError(
+            f"template format '{value}' is not supported",
+            file=file,
+            line=line_of(lines, ("template",)),
+            hint="use jinja2 (default) or mustache",
+        )
+    return engine
+
+
+def _inputs(front: Any, raw_inputs: Any, resolver: RefResolver) -> dict[str, PromptInput]:
+    inputs: dict[str, PromptInput] = {}
+    if isinstance(front.inputs, list):
+        for i, prop in enumerate(front.inputs):
+            if not prop.name:
+                raise PromptFormatError(
+                    "an input in list form needs a 'name'",
+                    file=resolver.file,
+                    line=line_of(resolver.lines, ("inputs", i)),
+                    hint="write - name: my_input",
+                )
+            inputs[prop.name] = input_from_property(prop.name, prop.model_dump(exclude_none=True))
+    elif isinstance(front.inputs, dict):
+        for name, prop in front.inputs.items():
+            value = prop.model_dump(exclude_none=True) if isinstance(prop, InputProperty) else prop
+            inputs[name] = input_from_property(name, value)
+    samples = front.sample
+    if isinstance(samples, str):
+        target = resolver.contained_path(samples, ("sample",), "sample file")
+        samples = read_data_file(target, resolver.file, line_of(resolver.lines, ("sample",)))
+    if isinstance(samples, dict):
+        for name, value in samples.items():
+            if name in inputs:
+                inputs[name].sample = value
+            else:
+                inputs[name] = PromptInput(name=name, sample=value)
+    return inputs
+
+
+def _test_samples(items: list[Any], resolver: RefResolver) -> list[TestSample]:
+    samples: list[TestSample] = []
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            samples.append(split_sample(item))
+            continue
+        where = ("testSamples", i)
+        target = resolver.contained_path(item, where, "testSamples file")
+        data = read_data_file(target, resolver.file, line_of(resolver.lines, where))
+        rows = data if isinstance(data, list) else [data]
+        for row in rows:
+            if not isinstance(row, dict):
+                raise PromptFormatError(
+                    f"testSamples file '{item}' must hold objects (input name -> value)",
+                    file=resolver.file,
+                    line=line_of(resolver.lines, where),
+                    hint="write a JSON/YAML list of objects, JSON Lines, or CSV with a header",
+                )
+            samples.append(split_sample(row, source=item))
+    return samples
+
+
+def _instructions(section: Any) -> StageInstructions:
+    if section is None:
+        return StageInstructions()
+    return StageInstructions(
+        intent=section.intent,
+        input_spec=section.inputSpec,
+        output_rules=section.outputRules,
+        inverse_output_rules=section.inverseOutputRules,
+        test_expansion=section.testExpansion,
+    )

@@ -1,0 +1,145 @@
+"""`promptgen inspect`: what a prompt file parses to, as data and as rich tables."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from promptgen.errors import RenderError
+from promptgen.model import PromptUnderTest
+from promptgen.render import render_messages
+
+
+def example_values(prompt: PromptUnderTest) -> tuple[dict[str, Any], dict[str, str]]:
+    """A value for every input (sample, else default, else first test sample) and its source.
+
+    Inputs with no value anywhere are shown as `<name>` so the rest still renders.
+    """
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    first = prompt.test_samples[0].inputs if prompt.test_samples else {}
+    for name, spec in prompt.inputs.items():
+        for source, value in (("sample", spec.sample), ("default", spec.default)):
+            if value is not None:
+                values[name], sources[name] = value, source
+                break
+        else:
+            if name in first:
+                values[name], sources[name] = first[name], "testSamples[0]"
+            else:
+                values[name], sources[name] = f"<{name}>", "placeholder"
+    return values, sources
+
+
+def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
+    values, sources = example_values(prompt)
+    try:
+        rendered: Any = render_messages(prompt, values)
+        render_error = None
+    except RenderError as err:
+        rendered, render_error = [], err.one_line()
+    return {
+        "prompt": prompt.model_dump(mode="json", exclude={"frontmatter"}),
+        "inputs_declared": [i.name for i in prompt.declared_inputs],
+        "inputs_detected": [i.name for i in prompt.detected_inputs],
+        "render_values": values,
+        "render_value_sources": sources,
+        "rendered": rendered,
+        "render_error": render_error,
+    }
+
+
+def print_warnings(warnings: list[str]) -> None:
+    err = Console(stderr=True)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "⏎ ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _inputs_table(prompt: PromptUnderTest, sources: dict[str, str]) -> Table:
+    table = Table(title="Inputs", title_justify="left", expand=False)
+    for col in ("name", "type", "origin", "default", "sample", "enum", "description"):
+        table.add_column(col)
+    for spec in prompt.inputs.values():
+        table.add_row(
+            spec.name,
+            spec.type,
+            "detected" if spec.detected else "declared",
+            "" if spec.default is None else escape(_short(spec.default, 30)),
+            "" if spec.sample is None else escape(_short(spec.sample, 30)),
+            "" if not spec.enum else escape(_short(spec.enum, 30)),
+            escape(_short(spec.description or "", 40)),
+        )
+    return table
+
+
+def _messages(title: str, messages: list[dict[str, Any]]) -> Panel:
+    parts = []
+    for m in messages:
+        extra = {k: v for k, v in m.items() if k not in ("role", "content")}
+        attrs = f" {escape(json.dumps(extra))}" if extra else ""
+        parts.append(f"[bold cyan]{m['role']}[/]{attrs}:\n{escape(m['content'])}")
+    return Panel("\n\n".join(parts) or "(none)", title=title, title_align="left")
+
+
+def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
+    console = Console()
+    m = prompt.model
+    header = Table.grid(padding=(0, 2))
+    header.add_row("name", escape(prompt.name))
+    if prompt.description:
+        header.add_row("description", escape(_short(prompt.description, 100)))
+    header.add_row("file", f"{escape(prompt.source or '')} ({prompt.format})")
+    header.add_row("model", escape(f"{m.id or '(not set)'}  {_short(m.parameters or '', 80)}"))
+    header.add_row("template", prompt.template_engine)
+    if prompt.tags:
+        header.add_row("tags", escape(", ".join(prompt.tags)))
+    console.print(Panel(header, title="Prompt", title_align="left"))
+    console.print(_inputs_table(prompt, data["render_value_sources"]))
+    templates = [{"role": x.role, "content": x.content, **x.attributes} for x in prompt.messages]
+    console.print(_messages("Messages (templates)", templates))
+    if prompt.scenarios:
+        table = Table(title="Scenarios", title_justify="left")
+        for col in ("name", "instructions", "parameters"):
+            table.add_column(col)
+        for s in prompt.scenarios:
+            table.add_row(
+                escape(s.name),
+                escape(_short(s.instructions or "", 50)),
+                escape(_short(s.parameters)),
+            )
+        console.print(table)
+    if prompt.test_samples:
+        table = Table(title="Test samples", title_justify="left")
+        for col in ("#", "inputs", "expected", "file"):
+            table.add_column(col)
+        for i, sample in enumerate(prompt.test_samples):
+            table.add_row(
+                str(i),
+                escape(_short(sample.inputs, 70)),
+                escape(_short(sample.expected if sample.expected is not None else "", 30)),
+                escape(sample.source or ""),
+            )
+        console.print(table)
+    instructions = prompt.instructions.model_dump(exclude_none=True)
+    if instructions:
+        grid = Table.grid(padding=(0, 2))
+        for stage, text in instructions.items():
+            grid.add_row(stage, escape(text))
+        console.print(Panel(grid, title="Stage instructions", title_align="left"))
+    values = ", ".join(f"{k}={v}" for k, v in data["render_value_sources"].items())
+    if data["render_error"]:
+        console.print(Panel(escape(data["render_error"]), title="Rendered", style="red"))
+    else:
+        console.print(_messages(f"Rendered (values from: {values})", data["rendered"]))
+    console.print(Group())

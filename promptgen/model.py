@@ -1,0 +1,140 @@
+"""The prompt under test: one model that every file format loads into."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from promptgen.secrets import redact
+
+Role = Literal["system", "user", "assistant", "developer", "function", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "developer", "function", "tool")
+TemplateEngine = Literal["jinja2", "mustache"]
+PromptFormat = Literal["prompty", "markdown", "text", "prompt.yml"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class ModelConfig(_Model):
+    """Which model the prompt was written for and how to call it."""
+
+    id: str | None = None
+    provider: str | None = None
+    api: str | None = Field(None, description="chat, completion, responses, embedding, image")
+    connection: dict[str, Any] = Field(default_factory=dict)
+    parameters: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Call parameters in OpenAI spelling (temperature, max_tokens, top_p, ...).",
+    )
+    response_format: Any = None
+
+    @field_serializer("connection")
+    def _hide_secrets(self, value: dict[str, Any]) -> dict[str, Any]:
+        return redact(value)
+
+
+class PromptInput(_Model):
+    """One input variable of the prompt."""
+
+    name: str
+    type: str = "string"
+    description: str | None = None
+    default: Any = None
+    sample: Any = None
+    enum: list[Any] | None = None
+    required: bool = False
+    detected: bool = Field(False, description="Found in a template but not declared.")
+
+
+class Message(_Model):
+    """One chat message; `content` is a template until rendered."""
+
+    role: Role
+    content: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    line: int | None = Field(None, description="1-based line of the message in the source file.")
+
+
+class Scenario(_Model):
+    name: str
+    instructions: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class TestSample(_Model):
+    """An example input (and optionally its expected output) supplied by the author."""
+
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    expected: Any = None
+    source: str | None = Field(None, description="File the sample was read from, if any.")
+
+
+class StageInstructions(_Model):
+    """Extra guidance for the generation stages, from the frontmatter or the CLI."""
+
+    intent: str | None = None
+    input_spec: str | None = None
+    output_rules: str | None = None
+    inverse_output_rules: str | None = None
+    test_expansion: str | None = None
+
+
+class PromptUnderTest(_Model):
+    """A prompt file, parsed: everything later stages need, nothing format-specific."""
+
+    name: str
+    description: str | None = None
+    source: str | None = Field(None, description="Path of the file it was loaded from.")
+    format: PromptFormat = "prompty"
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    inputs: dict[str, PromptInput] = Field(default_factory=dict)
+    messages: list[Message] = Field(default_factory=list)
+    scenarios: list[Scenario] = Field(default_factory=list)
+    test_samples: list[TestSample] = Field(default_factory=list)
+    instructions: StageInstructions = Field(default_factory=StageInstructions)
+    tags: list[str] = Field(default_factory=list)
+    template_engine: TemplateEngine = "jinja2"
+    outputs: Any = None
+    frontmatter: dict[str, Any] = Field(
+        default_factory=dict, description="The frontmatter as written (for lossless export)."
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Frontmatter keys promptgen does not know, kept as is."
+    )
+    warnings: list[str] = Field(default_factory=list)
+
+    @field_serializer("frontmatter", "extra")
+    def _hide_secrets(self, value: dict[str, Any]) -> dict[str, Any]:
+        return redact(value)
+
+    @property
+    def declared_inputs(self) -> list[PromptInput]:
+        return [i for i in self.inputs.values() if not i.detected]
+
+    @property
+    def detected_inputs(self) -> list[PromptInput]:
+        return [i for i in self.inputs.values() if i.detected]
+
+    def content_hash(self) -> str:
+        """Hash of everything that changes what gets generated from this prompt."""
+        payload = self.model_dump(
+            mode="json",
+            include={
+                "messages",
+                "inputs",
+                "model",
+                "scenarios",
+                "test_samples",
+                "instructions",
+                "template_engine",
+            },
+        )
+        for message in payload["messages"]:
+            message.pop("line", None)
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()

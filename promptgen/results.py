@@ -1,0 +1,174 @@
+"""What a run produces: rules, tests, runs, scores, usage and per-stage records.
+
+Ids are content hashes, so the same rule or test gets the same id in every run and
+resume can join finished work without duplicating or losing anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TestOrigin = Literal["generated", "expanded", "sample", "baseline"]
+StageStatus = Literal["pending", "running", "done", "failed", "skipped"]
+Outcome = Literal["ok", "err", "unknown"]
+
+
+def content_id(prefix: str, *parts: Any) -> str:
+    """A short stable id from the canonical JSON of `parts`."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return f"{prefix}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Usage(_Record):
+    """Token, cost and call counts; add them up with `+`."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    calls: int = 0
+    cache_hits: int = 0
+    latency_ms: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageTotals(_Record):
+    total: Usage = Field(default_factory=Usage)
+    by_model: dict[str, Usage] = Field(default_factory=dict)
+    by_stage: dict[str, Usage] = Field(default_factory=dict)
+
+
+class Rule(_Record):
+    """An output rule, or (inverse=True) its negation, linked by `inverse_of`."""
+
+    id: str
+    text: str
+    inverse: bool = False
+    inverse_of: str | None = Field(None, description="Id of the rule this one negates.")
+    grounded: bool | None = None
+    grounded_reason: str | None = None
+
+    @classmethod
+    def make(cls, text: str, *, inverse_of: str | None = None) -> Rule:
+        prefix = "inv" if inverse_of else "rule"
+        return cls(
+            id=content_id(prefix, text.strip(), inverse_of),
+            text=text.strip(),
+            inverse=inverse_of is not None,
+            inverse_of=inverse_of,
+        )
+
+
+class Test(_Record):
+    """One test case: inputs for the prompt, what it targets, and what is expected."""
+
+    __test__ = False  # not a pytest class
+
+    id: str
+    rule_id: str | None = None
+    inverse: bool = False
+    scenario: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    expected_output: str | None = None
+    reasoning: str | None = None
+    generation: int = 0
+    origin: TestOrigin = "generated"
+    parent_id: str | None = Field(None, description="For expanded tests: the test expanded.")
+    original_inputs: dict[str, Any] | None = None
+    valid: bool | None = None
+    validity_reason: str | None = None
+    groundtruth: str | None = None
+    groundtruth_model: str | None = None
+    groundtruth_score: float | None = None
+    groundtruth_status: Literal["ok", "invalid"] | None = None
+
+    @staticmethod
+    def make_id(
+        origin: str, rule_id: str | None, scenario: str | None, inputs: dict[str, Any]
+    ) -> str:
+        return content_id("test", origin, rule_id, scenario, inputs)
+
+
+class TestRun(_Record):
+    """One (test, model under test, run index) cell."""
+
+    __test__ = False
+
+    test_id: str
+    model: str
+    run_index: int = 0
+    output: str | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_ms: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.test_id, self.model, self.run_index)
+
+
+class MetricResult(_Record):
+    """One judge's (or one deterministic check's) verdict on one run."""
+
+    test_id: str
+    model: str
+    run_index: int = 0
+    metric: str
+    judge: str | None = Field(None, description="Eval model, or None for deterministic checks.")
+    score: float | None = Field(None, description="0-100 where the metric is a score.")
+    outcome: Outcome | None = None
+    reason: str | None = None
+    error: str | None = None
+
+
+class GroundtruthAttempt(_Record):
+    test_id: str
+    attempt: int
+    model: str
+    output: str | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+    average: float | None = None
+    accepted: bool = False
+    error: str | None = None
+
+
+class FailureMode(_Record):
+    description: str
+    harm: Literal["low", "medium", "high"] = "medium"
+
+
+class TestReview(_Record):
+    """An LLM review of the whole test collection."""
+
+    __test__ = False
+
+    quality_score: int | None = Field(None, ge=1, le=10)
+    failure_modes: list[FailureMode] = Field(default_factory=list)
+    weaknesses: list[str] = Field(default_factory=list)
+    importance: dict[str, int] = Field(default_factory=dict, description="Test id -> rank.")
+
+
+class StageRecord(_Record):
+    name: str
+    status: StageStatus = "pending"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    duration_s: float | None = None
+    calls_planned: int | None = None
+    calls_done: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
