@@ -141,7 +141,7 @@ def load_context(path: str | Path) -> Context:
         raise ContextError(
             f"not a valid promptgen context: {where}: {first['msg']}",
             file=path,
-            hint="re-run from the prompt file, or check it validates against schemas/context.schema.json",
+            hint="re-run from the prompt file; the shape is schemas/context.schema.json",
         ) from err
 
 

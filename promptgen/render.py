@@ -39,12 +39,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 raise TemplateSecurityError(f"exponent {right} is too large for a template")
             return left**right
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, (str, list, tuple)) and isinstance(count, int):
-                if len(seq) * count > MAX_SEQUENCE:
-                    raise TemplateSecurityError(
-                        f"template builds a sequence of {len(seq) * count:,} items "
-                        f"(limit {MAX_SEQUENCE:,})"
-                    )
+            sized = isinstance(seq, (str, list, tuple)) and isinstance(count, int)
+            if sized and len(seq) * count > MAX_SEQUENCE:
+                raise TemplateSecurityError(
+                    f"template builds a sequence of {len(seq) * count:,} items "
+                    f"(limit {MAX_SEQUENCE:,})"
+                )
         return left * right
 
 
