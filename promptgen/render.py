@@ -131,7 +131,9 @@ def render_template(
         ) from err
     except mustache.MustacheError as err:
         raise RenderError(f"template error: {err}", file=file, line=where(err.line)) from err
-    except (TypeError, ValueError, ArithmeticError, LookupError, OverflowError) as err:
+    except OverflowError as err:  # the sandbox's bound on range(), or a huge number
+        raise TemplateSecurityError(f"unsafe template: {err}", file=file, line=line) from err
+    except (TypeError, ValueError, ArithmeticError, LookupError) as err:
         raise RenderError(f"template failed: {err}", file=file, line=line) from err
 
 

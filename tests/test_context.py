@@ -1,0 +1,135 @@
+"""The saved context: round trip, versions, secrets, and crash-safe writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from promptgen import Context, load_context, load_prompt, save_context
+from promptgen.context import CONTEXT_VERSION
+from promptgen.errors import ContextError
+from promptgen.results import Rule, Test, TestRun, Usage
+
+Write = Callable[[str, str], Path]
+PROMPT = "---\nname: ctx\nmodel:\n  id: m\n  connection:\n    api_key: sk-live-abc\n---\n{{q}}\n"
+
+
+def _context(write: Write) -> Context:
+    ctx = Context.new(load_prompt(write("p.prompty", PROMPT)), options={"api_key": "sk-opt-1"})
+    rule = Rule.make("Answer in one word.")
+    inverse = Rule.make("Answer in several words.", inverse_of=rule.id)
+    ctx.rules, ctx.inverse_rules = [rule], [inverse]
+    test_id = Test.make_id("generated", rule.id, None, {"q": "hi"})
+    ctx.tests = [Test(id=test_id, rule_id=rule.id, inputs={"q": "hi"}, expected_output="Hi")]
+    ctx.test_runs = [TestRun(test_id=test_id, model="m", output="Hi", usage=Usage(calls=1))]
+    return ctx
+
+
+def test_round_trip(write: Write, tmp_path: Path) -> None:
+    ctx = _context(write)
+    path = save_context(ctx, tmp_path / "out" / "context.json")
+    loaded = load_context(path)
+    assert loaded.model_dump(exclude={"prompt", "options"}) == ctx.model_dump(
+        exclude={"prompt", "options"}
+    )
+    assert loaded.prompt.messages == ctx.prompt.messages
+    assert loaded.prompt_hash == ctx.prompt.content_hash()
+    assert next(iter(json.loads(path.read_text()))) == "version"
+
+
+def test_no_secrets_on_disk(write: Write, tmp_path: Path) -> None:
+    path = save_context(_context(write), tmp_path / "context.json")
+    text = path.read_text()
+    assert "sk-live-abc" not in text and "sk-opt-1" not in text
+
+
+def test_stable_ids() -> None:
+    a, b = Rule.make("Be brief."), Rule.make("  Be brief. ")
+    assert a.id == b.id and a.id.startswith("rule-")
+    inverse = Rule.make("Be long.", inverse_of=a.id)
+    assert inverse.inverse and inverse.inverse_of == a.id and inverse.id.startswith("inv-")
+    assert Test.make_id("generated", a.id, "s", {"x": 1}) == Test.make_id(
+        "generated", a.id, "s", {"x": 1}
+    )
+    assert Test.make_id("generated", a.id, "s", {"x": 1}) != Test.make_id(
+        "expanded", a.id, "s", {"x": 1}
+    )
+
+
+def test_newer_version_is_refused(write: Write, tmp_path: Path) -> None:
+    path = save_context(_context(write), tmp_path / "context.json")
+    data = json.loads(path.read_text())
+    data["version"] = CONTEXT_VERSION + 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ContextError, match="newer than this promptgen"):
+        load_context(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not valid JSON"), ('{"version": 1}', "prompt"), ("[]", "not a valid")],
+)
+def test_invalid_context_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "context.json"
+    path.write_text(content)
+    with pytest.raises(ContextError, match=message):
+        load_context(path)
+
+
+def test_failed_serialisation_keeps_the_old_file(write: Write, tmp_path: Path) -> None:
+    ctx = _context(write)
+    path = save_context(ctx, tmp_path / "context.json")
+    before = path.read_text()
+    ctx.options = {"bad": object()}  # cannot be serialised
+    with pytest.raises(Exception):  # noqa: B017 - any serialisation error will do
+        save_context(ctx, path)
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["context.json", "p.prompty"]
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from promptgen import Context, load_prompt, save_context
+    from promptgen.results import Test
+
+    prompt = load_prompt(sys.argv[1])
+    big = [Test(id=f"t{i}", inputs={"q": "x" * 200}) for i in range(4000)]
+    versions = [Context.new(prompt, run_id="A", tests=big), Context.new(prompt, run_id="B")]
+    print("ready", flush=True)
+    i = 0
+    while True:
+        save_context(versions[i % 2], sys.argv[2])
+        i += 1
+    """
+)
+
+
+def test_kill_mid_write_never_leaves_a_truncated_file(write: Write, tmp_path: Path) -> None:
+    prompt = write("p.prompty", PROMPT)
+    target = tmp_path / "context.json"
+    script = write("writer.py", WRITER)
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    for delay in (0.05, 0.13, 0.21, 0.34, 0.55, 0.8):
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(prompt), str(target)],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if target.exists():
+            assert load_context(target).run_id in ("A", "B")
+    assert target.exists()
