@@ -64,13 +64,23 @@ def _compile(source: str, strict: bool) -> jinja2.Template:
     return _ENVIRONMENTS[strict].from_string(source)
 
 
+_OTHER_FILES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
+
+
 def check_syntax(source: str, engine: str = "jinja2") -> None:
     """Raise RenderError for a template that cannot compile (line relative to `source`)."""
     try:
         if engine == "mustache":
             mustache.parse(source)
-        else:
-            _compile(source, True)
+            return
+        _compile(source, True)
+        for node in _ENVIRONMENTS[True].parse(source).find_all(_OTHER_FILES):
+            tag = type(node).__name__.lower().replace("fromimport", "from ... import")
+            raise RenderError(
+                f"template uses {{% {tag} %}}: promptgen renders one self-contained file",
+                line=node.lineno,
+                hint="inline the other template's text",
+            )
     except jinja2.TemplateSyntaxError as err:
         raise RenderError(f"template syntax error: {err.message}", line=err.lineno) from err
     except mustache.MustacheError as err:

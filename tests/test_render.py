@@ -118,3 +118,14 @@ def test_template_variables_in_order_excluding_locals() -> None:
     source = "{{ b }} {% for x in items %}{{ x }}{{ a }}{% endfor %}{% set c = 1 %}{{ c }}"
     assert template_variables(source) == ["b", "items", "a"]
     assert template_variables("{{y}}{{#s}}{{z}}{{/s}}{{y}}", "mustache") == ["y", "s"]
+
+
+@pytest.mark.parametrize(
+    "body", ["{% extends 'base.prompty' %}", "{% include 'x.txt' %}", "{% import 'm' as m %}"]
+)
+def test_other_template_files_are_rejected_at_load(
+    write: Callable[[str, str], Path], body: str
+) -> None:
+    with pytest.raises(RenderError, match="self-contained") as info:
+        load_prompt(write("p.prompty", f"---\nname: x\n---\nuser:\nhi\n{body}\n"))
+    assert info.value.line == 6
