@@ -65,9 +65,11 @@ class Context(BaseModel):
         if not isinstance(data, dict):
             return data
         version = data.get("version", CONTEXT_VERSION)
-        if not isinstance(version, int) or version > CONTEXT_VERSION:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError(f"'version' must be a whole number from 1, not {version!r}")
+        if version > CONTEXT_VERSION:
             raise ValueError(
-                f"context version {version!r} is newer than this promptgen understands "
+                f"context version {version} is newer than this promptgen understands "
                 f"({CONTEXT_VERSION}); upgrade promptgen"
             )
         # Upgrades of older shapes go here, one step per version.
@@ -137,11 +139,15 @@ def load_context(path: str | Path) -> Context:
         return Context.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "context"
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        newer = "newer than this promptgen" in message
         raise ContextError(
-            f"not a valid promptgen context: {where}: {first['msg']}",
+            f"not a valid promptgen context: {where + ': ' if where else ''}{message}",
             file=path,
-            hint="re-run from the prompt file; the shape is schemas/context.schema.json",
+            hint=None
+            if newer
+            else "re-run from the prompt file (shape: schemas/context.schema.json)",
         ) from err
 
 

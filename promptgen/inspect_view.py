@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from rich.console import Console, Group
@@ -55,9 +56,8 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
 
 
 def print_warnings(warnings: list[str]) -> None:
-    err = Console(stderr=True)
-    for warning in warnings:
-        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    for warning in warnings:  # plain lines: never wrapped, easy to grep
+        print(f"promptgen: warning: {warning}", file=sys.stderr)
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -106,7 +106,7 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
         header.add_row("tags", escape(", ".join(prompt.tags)))
     console.print(Panel(header, title="Prompt", title_align="left"))
     console.print(_inputs_table(prompt, data["render_value_sources"]))
-    templates = [{"role": x.role, "content": x.content, **x.attributes} for x in prompt.messages]
+    templates = [{**x.attributes, "role": x.role, "content": x.content} for x in prompt.messages]
     console.print(_messages("Messages (templates)", templates))
     if prompt.scenarios:
         table = Table(title="Scenarios", title_justify="left")

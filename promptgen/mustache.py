@@ -43,9 +43,14 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
+_NAME = re.compile(r"^[\w.-]+$")
+
+
 def _check_name(name: str, line: int) -> None:
     if name == ".":
         return
+    if not _NAME.match(name):
+        raise MustacheError(f"'{name}' is not a mustache name (letters, digits, _ . -)", line)
     for part in name.split("."):
         if not part or part.startswith("_"):
             raise MustacheSecurityError(

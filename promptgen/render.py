@@ -22,6 +22,15 @@ from promptgen.model import PromptUnderTest
 
 MAX_SEQUENCE = 1_000_000  # characters or items a `*` may produce
 MAX_POWER = 10_000
+MAX_INT_BITS = 100_000
+
+
+def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
+    text = str(value)
+    hits = text.count(str(old)) if count is None else min(count, text.count(str(old)))
+    if len(text) + hits * max(0, len(str(new)) - len(str(old))) > MAX_SEQUENCE:
+        raise TemplateSecurityError(f"template builds a string over {MAX_SEQUENCE:,} characters")
+    return text.replace(str(old), str(new), -1 if count is None else count)
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -37,6 +46,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if operator == "**":
             if isinstance(right, (int, float)) and abs(right) > MAX_POWER:
                 raise TemplateSecurityError(f"exponent {right} is too large for a template")
+            ints = isinstance(left, int) and isinstance(right, int) and right > 0
+            if ints and left.bit_length() * right > MAX_INT_BITS:
+                raise TemplateSecurityError("template builds a number that is too large")
             return left**right
         for seq, count in ((left, right), (right, left)):
             sized = isinstance(seq, (str, list, tuple)) and isinstance(count, int)
@@ -49,11 +61,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 
 def _environment(strict: bool) -> _Sandbox:
-    return _Sandbox(
+    env = _Sandbox(
         undefined=jinja2.StrictUndefined if strict else jinja2.Undefined,
         autoescape=False,
         keep_trailing_newline=True,
     )
+    env.filters["replace"] = _bounded_replace
+    return env
 
 
 _ENVIRONMENTS = {True: _environment(True), False: _environment(False)}
@@ -83,6 +97,8 @@ def check_syntax(source: str, engine: str = "jinja2") -> None:
             )
     except jinja2.TemplateSyntaxError as err:
         raise RenderError(f"template syntax error: {err.message}", line=err.lineno) from err
+    except mustache.MustacheSecurityError as err:
+        raise TemplateSecurityError(f"unsafe template: {err}", line=err.line) from err
     except mustache.MustacheError as err:
         raise RenderError(f"template syntax error: {err}", line=err.line) from err
 
@@ -143,6 +159,10 @@ def render_template(
         raise RenderError(f"template error: {err}", file=file, line=where(err.line)) from err
     except OverflowError as err:  # the sandbox's bound on range(), or a huge number
         raise TemplateSecurityError(f"unsafe template: {err}", file=file, line=line) from err
+    except (MemoryError, RecursionError) as err:
+        raise TemplateSecurityError(
+            f"template exhausted resources ({type(err).__name__})", file=file, line=line
+        ) from err
     except (TypeError, ValueError, ArithmeticError, LookupError) as err:
         raise RenderError(f"template failed: {err}", file=file, line=line) from err
 
@@ -159,7 +179,7 @@ def _missing(name: str, file: str | None, line: int | None) -> RenderError:
         f"missing input '{name}'",
         file=file,
         line=line,
-        hint=f"give '{name}' a value, a default in the frontmatter, or a test sample",
+        hint=f"declare a default for '{name}' in the frontmatter, or pass a value",
     )
 
 
@@ -191,5 +211,6 @@ def render_messages(
             file=prompt.source,
             line=message.line,
         )
-        rendered.append({"role": message.role, "content": content, **message.attributes})
+        # Attributes (e.g. name) never override the role or the content.
+        rendered.append({**message.attributes, "role": message.role, "content": content})
     return rendered

@@ -6,13 +6,31 @@ import re
 from typing import Any
 
 REDACTED = "***redacted***"
-_SECRET_KEY = re.compile(
-    r"(api[_-]?key|apikey|secret|password|passwd|token|credential|authorization|^key$)", re.I
+# Compared on the key lowercased with everything but letters and digits removed, so
+# `api_key`, `apiKey`, `API-KEY` and `Ocp-Apim-Subscription-Key` all match, while
+# `max_tokens` or `prompt_tokens` (counts, not secrets) do not.
+_EXACT = {"key", "token", "bearer", "authorization", "auth", "pwd", "cookie"}
+_SUFFIXES = (
+    "apikey",
+    "secret",
+    "secretkey",
+    "password",
+    "passwd",
+    "passphrase",
+    "token",
+    "accesskey",
+    "privatekey",
+    "subscriptionkey",
+    "credential",
+    "credentials",
+    "connectionstring",
+    "sastoken",
 )
 
 
 def is_secret_key(key: str) -> bool:
-    return bool(_SECRET_KEY.search(key))
+    norm = re.sub(r"[^a-z0-9]", "", key.lower())
+    return norm in _EXACT or norm.endswith(_SUFFIXES)
 
 
 def redact(value: Any) -> Any:

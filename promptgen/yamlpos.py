@@ -43,6 +43,33 @@ def node_lines(text: str, line_offset: int = 0) -> dict[Path_, int]:
     return lines
 
 
+def content_lines(text: str, line_offset: int = 0) -> dict[Path_, int]:
+    """Map key paths of scalar values to the line where the value's text begins.
+
+    For block scalars (`key: |`) that is the line after the indicator.
+    """
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    lines: dict[Path_, int] = {}
+
+    def walk(node: yaml.Node, path: Path_) -> None:
+        if isinstance(node, yaml.ScalarNode):
+            block = node.style in ("|", ">")
+            lines[path] = node.start_mark.line + 1 + line_offset + (1 if block else 0)
+        elif isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                walk(value_node, (*path, getattr(key_node, "value", str(key_node))))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, (*path, i))
+
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
 def line_of(lines: dict[Path_, int], path: Path_) -> int | None:
     """The line of the longest known prefix of `path`."""
     for end in range(len(path), -1, -1):

@@ -133,3 +133,11 @@ def test_kill_mid_write_never_leaves_a_truncated_file(write: Write, tmp_path: Pa
         if target.exists():
             assert load_context(target).run_id in ("A", "B")
     assert target.exists()
+
+
+@pytest.mark.parametrize("version", ['"1"', "true", "0"])
+def test_malformed_version_is_reported_as_such(write: Write, tmp_path: Path, version: str) -> None:
+    path = save_context(_context(write), tmp_path / "context.json")
+    path.write_text(path.read_text().replace('"version": 1', f'"version": {version}', 1))
+    with pytest.raises(ContextError, match="must be a whole number"):
+        load_context(path)

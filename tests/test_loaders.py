@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from promptgen import load_prompt
-from promptgen.errors import PromptFormatError
+from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.body import parse_messages
 
 Write = Callable[[str, str], Path]
@@ -304,3 +304,32 @@ def test_content_hash_changes_with_the_prompt(write: Write) -> None:
     b = load_prompt(write("b.prompty", "---\nname: b\n---\nhello {{x}}"))
     c = load_prompt(write("c.prompty", "---\nname: c\n---\nhello there {{x}}"))
     assert a.content_hash() == b.content_hash() != c.content_hash()
+
+
+def test_bracket_lines_without_attributes_are_text() -> None:
+    messages = parse_messages("system:\nitems[0]:\nmore\n", "f")
+    assert [(m.role, m.content) for m in messages] == [("system", "items[0]:\nmore")]
+
+
+def test_github_models_error_lines_point_into_block_content(write: Write) -> None:
+    text = "messages:\n  - role: user\n    content: |\n      line one\n      {{#open}}\n"
+    with pytest.raises(RenderError) as info:
+        load_prompt(write("g.prompt.yml", text))
+    assert info.value.line == 5
+    prompt = load_prompt(write("h.yml", "messages:\n  - role: user\n    content: |\n      {{q}}\n"))
+    assert prompt.name == "h" and prompt.messages[0].line == 4
+
+
+def test_sample_file_must_be_a_mapping(write: Write) -> None:
+    write("s.json", "[1, 2]")
+    with pytest.raises(PromptFormatError, match="must hold one object"):
+        load_prompt(write("p.prompty", "---\nsample: s.json\n---\n{{a}}\n"))
+
+
+def test_fixed_choice_error_is_readable(write: Write) -> None:
+    text = "responseFormat: xml\nmessages:\n  - {role: user, content: x}\n"
+    with pytest.raises(PromptFormatError) as info:
+        load_prompt(write("g.prompt.yml", text))
+    assert "'responseFormat' should be one of 'text', 'json_object' or 'json_schema'" in str(
+        info.value
+    )

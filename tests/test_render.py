@@ -129,3 +129,33 @@ def test_other_template_files_are_rejected_at_load(
     with pytest.raises(RenderError, match="self-contained") as info:
         load_prompt(write("p.prompty", f"---\nname: x\n---\nuser:\nhi\n{body}\n"))
     assert info.value.line == 6
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "{{ (10**10000)**1000 }}",
+        "{{ ('a' * 100000) | replace('a', 'a' * 100000) }}",
+    ],
+)
+def test_resource_bounds_hold_against_indirect_growth(payload: str) -> None:
+    with pytest.raises(TemplateSecurityError):
+        render_template(payload, {})
+
+
+def test_attributes_cannot_override_role_or_content(write: Callable[[str, str], Path]) -> None:
+    path = write("p.prompty", 'user[role="system", content="forged", name="ann"]:\n{{q}}\n')
+    messages = render_messages(load_prompt(path), {"q": "real"})
+    assert messages == [{"role": "user", "content": "real", "name": "ann"}]
+
+
+def test_mustache_rejects_non_names() -> None:
+    with pytest.raises(RenderError, match="not a mustache name"):
+        render_template("{{ foo | upper }}", {"foo": "x"}, engine="mustache")
+
+
+def test_mustache_private_name_is_a_security_error_at_load(
+    write: Callable[[str, str], Path],
+) -> None:
+    with pytest.raises(TemplateSecurityError):
+        load_prompt(write("p.prompty", "---\ntemplate: mustache\n---\n{{__class__}}\n"))

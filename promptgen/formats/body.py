@@ -13,8 +13,9 @@ _ROLE_NAMES = "|".join(ROLES)
 _MARKER = re.compile(
     rf"^\s*#?\s*(?P<role>{_ROLE_NAMES})(?:\[(?P<attrs>[^\]]*)\])?\s*:\s*$", re.IGNORECASE
 )
-# `name[attr=...]:` alone on a line is unmistakably meant as a role marker.
-_ATTR_MARKER = re.compile(r"^\s*#?\s*(?P<role>[A-Za-z_][\w-]*)\[(?P<attrs>[^\]]*)\]\s*:\s*$")
+# `name[key=value]:` alone on a line is unmistakably meant as a role marker
+# (`items[0]:` in prose is not: it has no `key=value`).
+_ATTR_MARKER = re.compile(r"^\s*#?\s*(?P<role>[A-Za-z_][\w-]*)\[(?P<attrs>[^\]]*=[^\]]*)\]\s*:\s*$")
 _FENCE = re.compile(r"^\s*---\s*$")
 _ATTR = re.compile(r"""\s*([A-Za-z_][\w-]*)\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*'|[^,]*)\s*(?:,|$)""")
 

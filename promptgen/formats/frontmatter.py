@@ -42,7 +42,7 @@ class ModelSection(_Open):
     options: dict[str, Any] | None = None
     api: str | None = None
     configuration: dict[str, Any] | str | None = None
-    parameters: dict[str, Any] | str | None = None
+    parameters: dict[str, Any] | None = None
     response: str | None = None
 
 

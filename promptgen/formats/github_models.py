@@ -18,7 +18,13 @@ from promptgen.formats.common import detect_inputs, normalize_options, split_sam
 from promptgen.formats.validate import validate_section
 from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
 from promptgen.render import check_syntax
-from promptgen.yamlpos import line_of, node_lines, yaml_error_line, yaml_error_text
+from promptgen.yamlpos import (
+    content_lines,
+    line_of,
+    node_lines,
+    yaml_error_line,
+    yaml_error_text,
+)
 
 
 class _Open(BaseModel):
@@ -62,9 +68,10 @@ def load(path: Path, text: str) -> PromptUnderTest:
         )
     lines = node_lines(text)
     doc: Any = validate_section(PromptYml, raw, file=file, lines=lines, what="prompt.yml")
+    starts = content_lines(text)
     messages = []
     for i, m in enumerate(doc.messages):
-        line = line_of(lines, ("messages", i, "content"))
+        line = starts.get(("messages", i, "content")) or line_of(lines, ("messages", i))
         role = m.role.strip().lower()
         if role not in ROLES:
             raise PromptFormatError(
@@ -76,14 +83,14 @@ def load(path: Path, text: str) -> PromptUnderTest:
         try:
             check_syntax(m.content, "mustache")
         except RenderError as err:
-            err.file, err.line = file, line
+            err.file, err.line = file, (line or 1) + (err.line or 1) - 1
             raise
         messages.append(Message(role=role, content=m.content, line=line))
     known = set(PromptYml.model_fields)
     extra = {k: v for k, v in raw.items() if k not in known}
     warnings = [f"{file}:{lines.get((k,), '?')}: unknown key '{k}' kept as is" for k in extra]
     prompt = PromptUnderTest(
-        name=doc.name or path.name.split(".prompt.")[0],
+        name=doc.name or _stem(path.name),
         description=doc.description,
         source=file,
         format="prompt.yml",
@@ -97,6 +104,13 @@ def load(path: Path, text: str) -> PromptUnderTest:
     )
     detect_inputs(prompt)
     return prompt
+
+
+def _stem(name: str) -> str:
+    for suffix in (".prompt.yml", ".prompt.yaml", ".yml", ".yaml"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:
@@ -114,7 +128,7 @@ def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:
                     line=line_of(lines, ("jsonSchema",)),
                     hint="jsonSchema must be a JSON string with 'name' and 'schema'",
                 ) from err
-        if not isinstance(schema, dict) or "schema" not in schema:
+        if not isinstance(schema, dict) or not {"name", "schema"} <= set(schema):
             raise PromptFormatError(
                 "responseFormat json_schema needs a jsonSchema with 'name' and 'schema'",
                 file=file,

@@ -157,6 +157,13 @@ def _inputs(front: Any, raw_inputs: Any, resolver: RefResolver) -> dict[str, Pro
     if isinstance(samples, str):
         target = resolver.contained_path(samples, ("sample",), "sample file")
         samples = read_data_file(target, resolver.file, line_of(resolver.lines, ("sample",)))
+        if not isinstance(samples, dict):
+            raise PromptFormatError(
+                f"sample file '{front.sample}' must hold one object (input name -> value)",
+                file=resolver.file,
+                line=line_of(resolver.lines, ("sample",)),
+                hint="write a JSON or YAML mapping",
+            )
     if isinstance(samples, dict):
         for name, value in samples.items():
             if name in inputs:

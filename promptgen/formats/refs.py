@@ -49,7 +49,10 @@ class RefResolver:
             return default
         where = ".".join(str(p) for p in path)
         if path and path[0] in _LENIENT_ROOTS:
-            self.warnings.append(f"{where}: environment variable '{name}' is not set; left as is")
+            self.warnings.append(
+                f"{self.file}:{line_of(self.lines, path) or '?'}: environment variable "
+                f"'{name}' (used by '{where}') is not set; left as is"
+            )
             return f"${{env:{arg}}}"
         raise PromptFormatError(
             f"environment variable '{name}' is not set (used by '{where}')",

@@ -24,6 +24,12 @@ _EXPECTED = {
 }
 
 
+def _expected(error: Any) -> str:
+    if error["type"] == "literal_error":
+        return f"one of {error.get('ctx', {}).get('expected', '')}"
+    return _EXPECTED.get(error["type"], error["msg"].lower().removeprefix("input should be "))
+
+
 def _type_name(value: Any) -> str:
     names = {str: "a string", int: "a number", float: "a number", bool: "true/false"}
     if value is None:
@@ -64,7 +70,7 @@ def validate_section(
             missing = first["loc"][-1]
             message = f"'{dotted}' is missing required key '{missing}'"
         else:
-            expected = sorted({_EXPECTED.get(e["type"], e["msg"].lower()) for e in same})
+            expected = sorted({_expected(e) for e in same})
             message = f"'{dotted}' should be {' or '.join(expected)}, got {_type_name(value)}"
         raise PromptFormatError(
             f"{what}: {message}",
