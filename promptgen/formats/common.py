@@ -23,6 +23,14 @@ EXPECTED_KEYS = ("expected", "expected_output", "expectedOutput", "output", "gro
 AUTO_INPUT = "input"
 
 
+def strip_suffix(name: str, suffixes: tuple[str, ...]) -> str:
+    """`name` without the first of `suffixes` it ends with (case-insensitive)."""
+    for suffix in suffixes:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in options.items():

@@ -14,7 +14,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from promptgen.errors import PromptFormatError, RenderError
-from promptgen.formats.common import detect_inputs, normalize_options, split_sample
+from promptgen.formats.common import (
+    detect_inputs,
+    normalize_options,
+    split_sample,
+    strip_suffix,
+)
 from promptgen.formats.validate import validate_section
 from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
 from promptgen.render import check_syntax
@@ -90,7 +95,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
     extra = {k: v for k, v in raw.items() if k not in known}
     warnings = [f"{file}:{lines.get((k,), '?')}: unknown key '{k}' kept as is" for k in extra]
     prompt = PromptUnderTest(
-        name=doc.name or _stem(path.name),
+        name=doc.name or strip_suffix(path.name, (".prompt.yml", ".prompt.yaml", ".yml", ".yaml")),
         description=doc.description,
         source=file,
         format="prompt.yml",
@@ -104,13 +109,6 @@ def load(path: Path, text: str) -> PromptUnderTest:
     )
     detect_inputs(prompt)
     return prompt
-
-
-def _stem(name: str) -> str:
-    for suffix in (".prompt.yml", ".prompt.yaml", ".yml", ".yaml"):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:

@@ -9,7 +9,13 @@ import yaml
 
 from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.body import parse_messages, split_frontmatter
-from promptgen.formats.common import detect_inputs, input_from_property, model_config, split_sample
+from promptgen.formats.common import (
+    detect_inputs,
+    input_from_property,
+    model_config,
+    split_sample,
+    strip_suffix,
+)
 from promptgen.formats.frontmatter import Frontmatter, InputProperty, known_keys
 from promptgen.formats.refs import RefResolver, read_data_file
 from promptgen.formats.validate import validate_section
@@ -25,6 +31,7 @@ from promptgen.model import (
 from promptgen.render import check_syntax
 from promptgen.yamlpos import Path_, line_of, node_lines, yaml_error_line, yaml_error_text
 
+_SUFFIXES = (".prompty", ".md", ".txt")
 _ENGINES: dict[str, TemplateEngine] = {
     "jinja2": "jinja2",
     "jinja": "jinja2",
@@ -62,7 +69,7 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
             raise
     metadata = front.metadata or {}
     prompt = PromptUnderTest(
-        name=front.name or front.displayName or _stem(path),
+        name=front.name or front.displayName or strip_suffix(path.name, _SUFFIXES),
         description=front.description,
         source=file,
         format=fmt,
@@ -81,14 +88,6 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     )
     detect_inputs(prompt)
     return prompt
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".prompty", ".md", ".txt"):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
 
 
 def _read_frontmatter(
