@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from dotenv import load_dotenv
 
-from promptgen import __version__
+from promptgen import __version__, cli_llm
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.formats import load_prompt
@@ -83,8 +84,13 @@ def schema(
     typer.echo(schema_text(files[name]), nl=False)
 
 
+app.command()(cli_llm.models)
+app.command()(cli_llm.ask)
+
+
 def main() -> None:
     debug = os.environ.get("PROMPTGEN_DEBUG") == "1"
+    load_dotenv(Path.cwd() / ".env", override=False)
     try:
         app(prog_name="promptgen")
     except PromptgenError as err:

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from promptgen.llm import LLM, RetryPolicy, load_settings
 from tests import corpus
+from tests.fakellm import FakeLLM
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,3 +51,34 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("conformance")
         for line in corpus.figures().lines():
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A running OpenAI-compatible server on 127.0.0.1."""
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture(params=["openai-compatible", "litellm"])
+def gateway(
+    request: pytest.FixtureRequest,
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[LLM]:
+    """A gateway pointed at the fake server, with a fresh cache and fast retries.
+
+    Runs twice: through `--api-base` (the openai SDK) and through litellm's provider
+    routing (litellm reads OPENAI_API_BASE for `openai/...` models).
+    """
+    cli = {"rules": "openai/gpt-4o-mini", "cache_dir": str(tmp_path / "cache")}
+    if request.param == "openai-compatible":
+        cli["api_base"] = fake_llm.url
+    else:
+        monkeypatch.setenv("OPENAI_API_BASE", fake_llm.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    settings = load_settings(cli, env={}, cwd=tmp_path)
+    llm = LLM(settings, retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05))
+    yield llm
+    llm.close()

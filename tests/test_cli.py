@@ -33,7 +33,7 @@ def test_console_script_is_installed() -> None:
 def test_help_lists_only_built_commands() -> None:
     from promptgen.cli import app
 
-    assert set(typer.main.get_command(app).commands) == {"inspect", "schema"}
+    assert set(typer.main.get_command(app).commands) == {"inspect", "schema", "models", "ask"}
     result = run_cli("--help")
     assert result.returncode == 0
     assert "inspect" in result.stdout and "schema" in result.stdout

@@ -1,0 +1,157 @@
+"""`promptgen models` and `promptgen ask`: see and try the model configuration."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from promptgen.errors import BadInputError, PromptgenError
+from promptgen.llm import ALIASES, LLM, Completion, load_settings
+from promptgen.llm.weights import SPECS, cache_root, status
+
+ApiBase = Annotated[
+    str | None,
+    typer.Option("--api-base", help="Any OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1."),
+]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
+CacheDir = Annotated[Path | None, typer.Option("--cache-dir", help="Response cache folder.")]
+Config = Annotated[Path | None, typer.Option("--config", help="A promptgen.toml to read.")]
+
+
+def _llama_version() -> str | None:
+    try:
+        return importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def models(
+    api_base: ApiBase = None,
+    config: Config = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show what each model alias resolves to (and why), and the local model's state."""
+    settings = load_settings({"api_base": api_base, "config": config})
+    local = {
+        f"local/{name}": {
+            "status": status(spec),
+            "size": spec.size,
+            "sha256": spec.sha256,
+            "description": spec.description,
+        }
+        for name, spec in SPECS.items()
+    }
+    data: dict[str, Any] = {
+        "aliases": {
+            a: {"model": settings.models[a], "source": settings.sources[a]} for a in ALIASES
+        },
+        "models_under_test": settings.models_under_test,
+        "api_base": settings.api_base,
+        "config_file": str(settings.config_file) if settings.config_file else None,
+        "llama_cpp_python": _llama_version(),
+        "local_models": local,
+        "model_folder": str(cache_root() / "models"),
+    }
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    console = Console()
+    table = Table(title="Model aliases", title_justify="left")
+    for col in ("alias", "model", "from"):
+        table.add_column(col)
+    for alias, row in data["aliases"].items():
+        table.add_row(alias, row["model"], row["source"])
+    under_test = ", ".join(settings.models_under_test) or "(none)"
+    table.add_row("under test", under_test, settings.sources["models under test"])
+    console.print(table)
+    if settings.api_base:
+        console.print(f"api base: {settings.api_base}")
+    local_table = Table(title="Embedded local models", title_justify="left")
+    for col in ("model", "state", "size", "about"):
+        local_table.add_column(col)
+    for name, row in local.items():
+        local_table.add_row(name, row["status"], f"{row['size'] / 1e9:.2f} GB", row["description"])
+    console.print(local_table)
+    engine = _llama_version() or 'not installed (pip install "promptgen[local]")'
+    console.print(f"llama-cpp-python: {engine}; model files in {data['model_folder']}")
+
+
+def ask(
+    prompt: Annotated[str, typer.Argument(help="The user message to send.")],
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="A model id or an alias (rules, eval, ...).")
+    ] = "rules",
+    system: Annotated[str | None, typer.Option("--system", help="A system message.")] = None,
+    json_schema: Annotated[
+        Path | None,
+        typer.Option("--json-schema", help="A JSON Schema file: the answer must validate."),
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Longest answer, in tokens.")] = None,
+    api_base: ApiBase = None,
+    no_cache: NoCache = False,
+    cache_dir: CacheDir = None,
+    config: Config = None,
+) -> None:
+    """Send one prompt through the gateway and print the answer (usage goes to stderr)."""
+    schema = _read_schema(json_schema) if json_schema else None
+    settings = load_settings(
+        {
+            "api_base": api_base,
+            "cache": not no_cache,
+            "cache_dir": cache_dir,
+            "config": config,
+        }
+    )
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": prompt}
+    ]
+    llm = LLM(settings)
+
+    async def one_call() -> Completion:
+        try:
+            return await llm.complete(
+                messages,
+                model=model,
+                output=schema,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stage="ask",
+            )
+        finally:
+            await llm.aclose()
+
+    result = asyncio.run(one_call())
+    if result.error:
+        raise PromptgenError(result.error)
+    if schema is not None:
+        typer.echo(json.dumps(result.parsed, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(result.text)
+    u = result.usage
+    cost = f"${u.cost:.6f}" if u.cost else "$0"
+    print(
+        f"promptgen: {result.model}: {u.prompt_tokens}+{u.completion_tokens} tokens, {cost}, "
+        f"{result.latency_ms:.0f} ms{', cached' if result.cached else ''}",
+        file=sys.stderr,
+    )
+
+
+def _read_schema(path: Path) -> dict[str, Any]:
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise BadInputError("JSON Schema file not found", file=path) from err
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BadInputError(f"not valid JSON: {err}", file=path) from err
+    if not isinstance(schema, dict):
+        raise BadInputError("a JSON Schema must be an object", file=path)
+    return schema

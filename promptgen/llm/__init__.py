@@ -1,0 +1,17 @@
+"""The LLM gateway. Stages use `LLM.complete`; nothing else imports litellm or openai."""
+
+from promptgen.llm.client import LLM, RetryPolicy
+from promptgen.llm.config import ALIASES, GatewaySettings, load_settings
+from promptgen.llm.limits import bounded_gather
+from promptgen.llm.types import Completion, ModelConfigError
+
+__all__ = [
+    "ALIASES",
+    "LLM",
+    "Completion",
+    "GatewaySettings",
+    "ModelConfigError",
+    "RetryPolicy",
+    "bounded_gather",
+    "load_settings",
+]

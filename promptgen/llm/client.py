@@ -1,0 +1,336 @@
+"""The one LLM gateway: `await llm.complete(messages, model=..., output=...)`.
+
+It owns alias resolution, the response cache, per-model concurrency limits, retries
+with backoff (honouring Retry-After), structured output with one repair turn, and
+usage accounting. Failures come back as data (`Completion.error`), never raised
+through the run; only configuration problems (unknown model, missing key) raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from promptgen.llm import structured
+from promptgen.llm.cache import ResponseCache, cache_key
+from promptgen.llm.config import GatewaySettings, load_settings
+from promptgen.llm.limits import Limits
+from promptgen.llm.types import CallError, ChatRequest, Completion, Messages, RawReply
+from promptgen.llm.usage import UsageTracker
+from promptgen.llm.weights import cache_root
+from promptgen.results import Usage
+
+# Structured-output modes, strongest first; a server that refuses one gets the next.
+_MODES = ("json_schema", "json_object", "prompt")
+
+
+class Backend(Protocol):
+    default_concurrency: int
+
+    def check_credentials(self, model: str) -> None: ...
+
+    def supports_json_schema(self, model: str) -> bool: ...
+
+    async def chat(self, request: ChatRequest, mode: str) -> RawReply: ...
+
+
+@dataclass
+class RetryPolicy:
+    max_attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return backoff * (0.5 + random.random() / 2)  # full jitter on the upper half
+
+
+class LLM:
+    def __init__(
+        self,
+        settings: GatewaySettings | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        global_limit: int | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.retry = retry or RetryPolicy()
+        per_model = self.settings.concurrency or 8
+        self.limits = Limits(global_limit or max(32, 4 * per_model))
+        self.usage = UsageTracker()
+        self.cache: ResponseCache | None = None
+        if self.settings.cache:
+            folder = self.settings.cache_dir or cache_root() / "responses"
+            self.cache = ResponseCache(Path(folder))
+        self._backends: dict[str, Backend] = {}
+        self._checked: set[str] = set()
+        self._modes: dict[str, str] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _bind_loop(self) -> None:
+        """Limits and HTTP clients belong to one event loop; a new loop gets new ones."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self.limits = Limits(self.limits.global_limit)
+            self._backends.pop("openai-compatible", None)
+
+    # -- model routing ---------------------------------------------------------------
+
+    def backend_for(self, model_id: str) -> tuple[Backend, str]:
+        if model_id.startswith("local/"):
+            kind, name = "local", model_id.removeprefix("local/")
+        elif self.settings.api_base:
+            kind, name = "openai-compatible", model_id
+        else:
+            kind, name = "remote", model_id
+        backend = self._backends.get(kind)
+        if backend is None:
+            if kind == "local":
+                from promptgen.llm.local import LocalBackend
+
+                backend = LocalBackend()
+            elif kind == "openai-compatible":
+                from promptgen.llm.openai_compat import OpenAICompatBackend
+
+                backend = OpenAICompatBackend(str(self.settings.api_base))
+            else:
+                from promptgen.llm.remote import RemoteBackend
+
+                backend = RemoteBackend()
+            self._backends[kind] = backend
+        if model_id not in self._checked:
+            backend.check_credentials(name)
+            self._checked.add(model_id)
+        return backend, name
+
+    def concurrency_for(self, model_id: str, backend: Backend) -> int:
+        if model_id.startswith("local/"):
+            return 1  # one llama.cpp instance, calls serialized
+        return self.settings.concurrency or backend.default_concurrency
+
+    # -- the call --------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        model: str = "rules",
+        output: type[BaseModel] | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        variant: int = 0,
+        stage: str | None = None,
+    ) -> Completion:
+        self._bind_loop()
+        model_id = self.settings.resolve(model)
+        backend, name = self.backend_for(model_id)
+        spec = structured.output_spec(output) if output is not None else None
+        schema = spec.schema if spec else None
+        key = cache_key(
+            model=model_id,
+            api_base=None if model_id.startswith("local/") else self.settings.api_base,
+            messages=messages,
+            schema=schema,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            variant=variant,
+        )
+        hit = self._from_cache(key, model_id, spec, stage)
+        if hit is not None:
+            return hit
+        started = time.perf_counter()
+        request = ChatRequest(
+            model=name,
+            messages=messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed + variant if seed is not None else (variant or None),
+            json_schema=schema,
+            schema_name=spec.name if spec else "answer",
+            strict=spec.strict if spec else True,
+            timeout=self.settings.timeout,
+        )
+        result = await self._structured_call(backend, model_id, request, spec)
+        result.latency_ms = (time.perf_counter() - started) * 1000
+        result.usage.latency_ms = result.latency_ms
+        self.usage.record(model_id, stage, result.usage)
+        if result.ok and self.cache is not None and result.text is not None:
+            self.cache.set(key, {"text": result.text, **result.usage.model_dump()})
+        return result
+
+    def _from_cache(
+        self, key: str, model_id: str, spec: structured.OutputSpec | None, stage: str | None
+    ) -> Completion | None:
+        if self.cache is None:
+            return None
+        started = time.perf_counter()
+        stored = self.cache.get(key)
+        if stored is None:
+            return None
+        parsed = None
+        if spec is not None:
+            parsed, problem = spec.parse(stored["text"])
+            if problem:
+                return None  # the schema changed shape since; ask again
+        original = Usage(**{k: v for k, v in stored.items() if k in Usage.model_fields})
+        latency = (time.perf_counter() - started) * 1000
+        self.usage.record(model_id, stage, Usage(calls=1, cache_hits=1, latency_ms=latency))
+        return Completion(
+            text=stored["text"],
+            model=model_id,
+            parsed=parsed,
+            usage=original,
+            latency_ms=latency,
+            cached=True,
+        )
+
+    async def _structured_call(
+        self,
+        backend: Backend,
+        model_id: str,
+        request: ChatRequest,
+        spec: structured.OutputSpec | None,
+    ) -> Completion:
+        mode = self._mode(backend, model_id, request)
+        reply, usage, attempts, error = await self._call_negotiating(
+            backend, model_id, request, mode
+        )
+        if error is not None or reply is None:
+            return Completion(
+                text=None, model=model_id, usage=usage, attempts=attempts, error=error
+            )
+        text = reply.text
+        if spec is None:
+            return Completion(text=text, model=model_id, usage=usage, attempts=attempts)
+        parsed, problem = spec.parse(text)
+        if problem is not None:
+            assert request.json_schema is not None
+            retry = ChatRequest(
+                **{
+                    **request.__dict__,
+                    "messages": structured.repair_messages(
+                        request.messages, text, problem, request.json_schema
+                    ),
+                }
+            )
+            reply2, usage2, attempts2, error2 = await self._call_negotiating(
+                backend, model_id, retry, self._mode(backend, model_id, request)
+            )
+            usage, attempts = usage + usage2, attempts + attempts2
+            if error2 is not None or reply2 is None:
+                return Completion(
+                    text=text, model=model_id, usage=usage, attempts=attempts, error=error2
+                )
+            text = reply2.text
+            parsed, problem = spec.parse(text)
+        error = f"{model_id}: answer does not match the schema: {problem}" if problem else None
+        return Completion(
+            text=text,
+            model=model_id,
+            parsed=parsed,
+            usage=usage,
+            attempts=attempts,
+            error=error,
+        )
+
+    def _mode(self, backend: Backend, model_id: str, request: ChatRequest) -> str:
+        if request.json_schema is None:
+            return "text"
+        if model_id.startswith("local/"):
+            return "grammar"
+        if model_id not in self._modes:
+            supported = backend.supports_json_schema(model_id)
+            self._modes[model_id] = "json_schema" if supported else "json_object"
+        return self._modes[model_id]
+
+    async def _call_negotiating(
+        self, backend: Backend, model_id: str, request: ChatRequest, mode: str
+    ) -> tuple[RawReply | None, Usage, int, str | None]:
+        """Call; if the server refuses the structured-output mode (HTTP 400), step down."""
+        total_attempts = 0
+        while True:
+            sent = request
+            if mode in ("json_object", "prompt", "grammar") and request.json_schema is not None:
+                sent = ChatRequest(
+                    **{**request.__dict__, "messages": _with_schema(request)},
+                )
+            reply, attempts, err = await self._call(backend, model_id, sent, mode)
+            total_attempts += attempts
+            if reply is not None:
+                usage = Usage(
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    cost=reply.cost or 0.0,
+                    calls=1,
+                )
+                return reply, usage, total_attempts, None
+            assert err is not None
+            if err.status == 400 and mode in _MODES[:-1]:
+                mode = _MODES[_MODES.index(mode) + 1]
+                self._modes[model_id] = mode
+                continue
+            where = f"HTTP {err.status}, " if err.status else ""
+            message = f"{model_id}: {err.message} ({where}{total_attempts} attempt(s))"
+            return None, Usage(calls=1), total_attempts, message
+
+    async def _call(
+        self, backend: Backend, model_id: str, request: ChatRequest, mode: str
+    ) -> tuple[RawReply | None, int, CallError | None]:
+        limit = self.concurrency_for(model_id, backend)
+        local = model_id.startswith("local/")
+        attempt = 0
+        while True:
+            attempt += 1
+            async with self.limits.slot(model_id, limit) as limiter:
+                try:
+                    call = backend.chat(request, mode)
+                    # A local call is bounded by max_tokens; it cannot be cancelled mid-way.
+                    reply = await (call if local else asyncio.wait_for(call, request.timeout + 5))
+                    limiter.succeeded()
+                    return reply, attempt, None
+                except TimeoutError:
+                    error = CallError(f"timed out after {request.timeout:g}s", retryable=True)
+                except CallError as err:
+                    error = err
+                    if err.rate_limited:
+                        limiter.rate_limited()
+            if not error.retryable or attempt >= self.retry.max_attempts:
+                return None, attempt, error
+            await asyncio.sleep(self.retry.delay(attempt, error.retry_after))
+
+    async def aclose(self) -> None:
+        """Close HTTP clients inside the loop that opened them, then the cache."""
+        for backend in self._backends.values():
+            closer = getattr(backend, "aclose", None)
+            if closer is not None:
+                await closer()
+        self._backends.clear()
+        self.close()
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _with_schema(request: ChatRequest) -> list[dict[str, Any]]:
+    """The messages with the schema stated in the system message."""
+    assert request.json_schema is not None
+    note = structured.schema_instructions(request.json_schema)
+    messages = [dict(m) for m in request.messages]
+    if messages and messages[0].get("role") == "system":
+        messages[0]["content"] = f"{messages[0]['content']}\n\n{note}"
+    else:
+        messages.insert(0, {"role": "system", "content": note})
+    return messages

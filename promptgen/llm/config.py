@@ -1,0 +1,131 @@
+"""Which model each role uses: CLI option > environment > config file > default.
+
+Roles (aliases): rules, eval, groundtruth, baseline, store; plus the models under test.
+The default is the embedded local model unless a provider is configured.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from promptgen.errors import BadInputError
+from promptgen.llm.weights import DEFAULT_LOCAL
+
+ALIASES = ("rules", "eval", "groundtruth", "baseline", "store")
+CONFIG_NAMES = ("promptgen.toml", ".promptgen.toml")
+LOCAL_DEFAULT = f"local/{DEFAULT_LOCAL}"
+OPENAI_DEFAULT = "openai/gpt-4o-mini"
+
+
+@dataclass
+class GatewaySettings:
+    models: dict[str, str]
+    sources: dict[str, str]
+    models_under_test: list[str] = field(default_factory=list)
+    api_base: str | None = None
+    concurrency: int | None = None
+    timeout: float = 120.0
+    cache: bool = True
+    cache_dir: Path | None = None
+    config_file: Path | None = None
+
+    def resolve(self, name: str) -> str:
+        """An alias becomes its model; anything else is already a model id."""
+        return self.models.get(name, name)
+
+
+def split_models(value: str | list[str] | None) -> list[str]:
+    """`"a;b"`, `["a;b", "c"]` -> `["a", "b", "c"]`."""
+    if not value:
+        return []
+    items = [value] if isinstance(value, str) else value
+    return [m.strip() for item in items for m in item.split(";") if m.strip()]
+
+
+def find_config(cwd: Path | None = None, env: Mapping[str, str] = os.environ) -> Path | None:
+    explicit = env.get("PROMPTGEN_CONFIG")
+    if explicit:
+        return Path(explicit)
+    for name in CONFIG_NAMES:
+        candidate = (cwd or Path.cwd()) / name
+        if candidate.is_file():
+            return candidate
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    user = Path(base) / "promptgen" / "config.toml"
+    return user if user.is_file() else None
+
+
+def read_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise BadInputError("config file not found", file=path) from err
+    except tomllib.TOMLDecodeError as err:
+        raise BadInputError(f"invalid TOML: {err}", file=path, hint="fix the config file") from err
+
+
+def default_model(env: Mapping[str, str], api_base: str | None) -> tuple[str, str]:
+    if api_base:
+        return "openai/default", "default (--api-base given)"
+    if env.get("OPENAI_API_KEY"):
+        return OPENAI_DEFAULT, "default (OPENAI_API_KEY is set)"
+    return LOCAL_DEFAULT, "default (no provider configured)"
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] = os.environ,
+    cwd: Path | None = None,
+) -> GatewaySettings:
+    """Resolve every setting with its source. `cli` keys: the aliases, `models`,
+    `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`."""
+    cli = {k: v for k, v in (cli or {}).items() if v is not None}
+    path = Path(cli["config"]) if "config" in cli else find_config(cwd, env)
+    file = read_config(path)
+    file_models = file.get("models", {})
+    api_base = cli.get("api_base") or env.get("PROMPTGEN_API_BASE") or file.get("api_base")
+    fallback, fallback_source = default_model(env, api_base)
+    generic = env.get("PROMPTGEN_MODEL")
+    models: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for alias in ALIASES:
+        env_name = f"PROMPTGEN_MODEL_{alias.upper()}"
+        for value, source in (
+            (cli.get(alias), "command line"),
+            (env.get(env_name), env_name),
+            (generic, "PROMPTGEN_MODEL"),
+            (file_models.get(alias), f"config {path}"),
+            (fallback, fallback_source),
+        ):
+            if value:
+                models[alias], sources[alias] = str(value), source
+                break
+    under_test = split_models(cli.get("models"))
+    mut_source = "command line"
+    if not under_test:
+        under_test, mut_source = split_models(env.get("PROMPTGEN_MODELS")), "PROMPTGEN_MODELS"
+    if not under_test:
+        under_test, mut_source = split_models(file_models.get("under_test")), f"config {path}"
+    sources["models under test"] = mut_source if under_test else "none"
+    concurrency = (
+        cli.get("concurrency") or env.get("PROMPTGEN_CONCURRENCY") or file.get("concurrency")
+    )
+    return GatewaySettings(
+        models=models,
+        sources=sources,
+        models_under_test=under_test,
+        api_base=api_base,
+        concurrency=int(concurrency) if concurrency else None,
+        timeout=float(cli.get("timeout") or env.get("PROMPTGEN_TIMEOUT") or 120.0),
+        cache=bool(cli.get("cache", True)),
+        cache_dir=Path(cli["cache_dir"]) if "cache_dir" in cli else None,
+        config_file=path,
+    )

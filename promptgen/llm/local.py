@@ -1,0 +1,139 @@
+"""The embedded model: llama.cpp in process through llama-cpp-python.
+
+Loaded once per process and reused; calls run one at a time on it (in a worker
+thread, so the event loop stays free). Structured output is constrained by a grammar
+built from the JSON Schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
+from promptgen.llm.weights import assemble, spec_for
+
+N_CTX = int(os.environ.get("PROMPTGEN_LOCAL_CTX", "8192"))
+# llama-cpp-python's JSON grammar lets raw control characters into strings, which then
+# breaks JSON parsing; strings may not contain DEL or C0 control characters.
+_LOOSE_CHAR = r'[^"\\]'
+_STRICT_CHAR = r'[^"\\\x7F\x00-\x1F]'
+
+_models: dict[str, Any] = {}
+_load_lock = threading.Lock()
+_run_lock = threading.Lock()
+
+
+def _llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as err:
+        raise ModelConfigError(
+            "the embedded local model needs llama-cpp-python",
+            hint='pip install "promptgen[local]" (compiles llama.cpp: a few minutes)',
+        ) from err
+    return llama_cpp
+
+
+def _skip_extra_buffers(llama_cpp: Any) -> bool:
+    """Whether to load without llama.cpp's extra CPU buffer types (AMX, repacking).
+
+    A llama.cpp built for a CPU with AMX crashes (SIGSEGV) on batched decoding where
+    the virtual machine does not grant AMX state, as on this project's CI machines.
+    PROMPTGEN_LLAMA_EXTRA_BUFFERS=1/0 forces the choice.
+    """
+    forced = os.environ.get("PROMPTGEN_LLAMA_EXTRA_BUFFERS")
+    if forced in ("0", "1"):
+        return forced == "0"
+    return "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode(errors="ignore")
+
+
+@contextmanager
+def _model_params(llama_cpp: Any, skip_extra: bool) -> Iterator[None]:
+    if not skip_extra:
+        yield
+        return
+    module = llama_cpp.llama_cpp
+    original = module.llama_model_default_params
+
+    def params() -> Any:
+        value = original()
+        value.use_extra_bufts = False
+        return value
+
+    module.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = original
+
+
+def load_model(name: str) -> Any:
+    """The process-wide Llama for `name`, loading it (after verification) on first use."""
+    with _load_lock:
+        if name in _models:
+            return _models[name]
+        spec = spec_for(name)
+        llama_cpp = _llama_cpp()
+        path = assemble(spec)
+        with _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
+            _models[name] = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=N_CTX,
+                n_threads=os.cpu_count() or 2,
+                verbose=False,
+            )
+        return _models[name]
+
+
+def gbnf_for(schema: dict[str, Any]) -> str:
+    """The GBNF grammar for `schema`, with control characters kept out of strings."""
+    _llama_cpp()
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return json_schema_to_gbnf(json.dumps(schema)).replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
+def grammar_for(schema: dict[str, Any]) -> Any:
+    return _llama_cpp().LlamaGrammar.from_string(gbnf_for(schema), verbose=False)
+
+
+class LocalBackend:
+    default_concurrency = 1
+
+    def check_credentials(self, model: str) -> None:
+        spec_for(model)
+
+    def supports_json_schema(self, model: str) -> bool:
+        return True
+
+    async def chat(self, request: ChatRequest, mode: str) -> RawReply:
+        return await asyncio.to_thread(self._run, request)
+
+    def _run(self, request: ChatRequest) -> RawReply:
+        llama = load_model(request.model)
+        kwargs: dict[str, Any] = {"messages": request.messages}
+        kwargs["temperature"] = request.temperature if request.temperature is not None else 0.2
+        kwargs["max_tokens"] = request.max_tokens or 1024
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.json_schema is not None:
+            kwargs["grammar"] = grammar_for(request.json_schema)
+        with _run_lock:
+            try:
+                result = llama.create_chat_completion(**kwargs)
+            except ValueError as err:  # e.g. prompt longer than the context window
+                raise CallError(f"local model: {err}", retryable=False) from err
+        usage = result.get("usage") or {}
+        return RawReply(
+            text=result["choices"][0]["message"].get("content") or "",
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            cost=0.0,
+            model=f"local/{request.model}",
+        )

@@ -1,0 +1,137 @@
+"""Remote providers through litellm (OpenAI, Azure, Ollama, GitHub Models, Anthropic, ...)."""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from typing import Any
+
+from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
+
+# litellm fetches a price map from the network at import unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_NO_RETRY = {400, 401, 403, 404, 413, 422}
+
+
+def _litellm() -> Any:
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True  # a provider without json mode still gets the schema in the prompt
+    return litellm
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _headers(exc: Exception) -> dict[str, str]:
+    for attr in ("litellm_response_headers", "headers"):
+        headers = getattr(exc, attr, None)
+        if headers:
+            return {str(k).lower(): str(v) for k, v in dict(headers).items()}
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
+
+
+def classify(exc: Exception) -> CallError:
+    """Map a litellm/openai/httpx exception to a CallError the retry loop understands."""
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(exc).__name__
+    message = str(exc).splitlines()[0][:300] if str(exc) else name
+    retry_after = parse_retry_after(_headers(exc).get("retry-after"))
+    if "Timeout" in name:
+        return CallError(f"timed out: {message}", status=status, retryable=True)
+    if status == 429:
+        return CallError(
+            message, status=429, retryable=True, retry_after=retry_after, rate_limited=True
+        )
+    if status is not None and status >= 500:
+        return CallError(message, status=status, retryable=True, retry_after=retry_after)
+    if status in _NO_RETRY:
+        return CallError(message, status=status, retryable=False)
+    connection = "Connection" in name or "APIError" in name or status is None
+    return CallError(message, status=status, retryable=connection, retry_after=retry_after)
+
+
+class RemoteBackend:
+    """Any litellm model string (openai/..., azure/..., ollama/..., github/..., ...)."""
+
+    default_concurrency = 8
+
+    def check_credentials(self, model: str) -> None:
+        """One clear line when the provider's key is missing (before any call)."""
+        if model.startswith("ollama"):
+            return
+        missing = _litellm().validate_environment(model).get("missing_keys") or []
+        if missing:
+            raise ModelConfigError(
+                f"no credentials for {model}: set {', '.join(missing)} (or put it in .env)",
+                hint="or use the offline model: --model local/qwen2.5-coder-1.5b",
+            )
+
+    def supports_json_schema(self, model: str) -> bool:
+        try:
+            return bool(_litellm().supports_response_schema(model))
+        except Exception:
+            return False
+
+    async def chat(self, request: ChatRequest, mode: str) -> RawReply:
+        litellm = _litellm()
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "timeout": request.timeout,
+            "num_retries": 0,
+        }
+        for name in ("temperature", "max_tokens", "seed"):
+            value = getattr(request, name)
+            if value is not None:
+                kwargs[name] = value
+        if request.json_schema is not None and mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": request.json_schema,
+                    "strict": request.strict,
+                },
+            }
+        elif request.json_schema is not None and mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as exc:
+            raise classify(exc) from exc
+        return self._reply(litellm, response)
+
+    @staticmethod
+    def _reply(litellm: Any, response: Any) -> RawReply:
+        try:
+            text = response.choices[0].message.content or ""
+        except (AttributeError, IndexError) as exc:
+            raise CallError("the provider's answer has no message", retryable=True) from exc
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=response))
+        except Exception:
+            cost = None
+        return RawReply(
+            text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost=cost,
+            model=getattr(response, "model", None),
+        )

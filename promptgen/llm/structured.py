@@ -1,0 +1,128 @@
+"""Structured output: pydantic model -> strict JSON Schema -> validated object.
+
+Never CSV. The schema goes to the provider as a strict `json_schema` response format
+where supported; otherwise the schema is stated in the prompt. Either way the answer is
+validated, and one repair turn quoting the validation error is allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ValidationError
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON Schema in the strict form providers accept.
+
+    Every object lists all its properties as required and forbids extra keys; `title`
+    and `default` noise is dropped.
+    """
+    schema = copy.deepcopy(model.model_json_schema())
+
+    def fix(node: Any) -> None:
+        """`node` is a schema; maps of names to schemas are walked, never trimmed."""
+        if isinstance(node, list):
+            for value in node:
+                fix(value)
+            return
+        if not isinstance(node, dict):
+            return
+        node.pop("title", None)
+        node.pop("default", None)
+        if node.get("type") == "object" and "properties" in node:
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        for key, value in node.items():
+            if key in ("properties", "$defs", "definitions", "patternProperties"):
+                for sub in value.values():
+                    fix(sub)
+            else:
+                fix(value)
+
+    fix(schema)
+    return schema
+
+
+@dataclass
+class OutputSpec:
+    """What a structured answer must look like: a pydantic model or a raw JSON Schema."""
+
+    name: str
+    schema: dict[str, Any]
+    model: type[BaseModel] | None = None
+    strict: bool = True
+
+    def parse(self, text: str) -> tuple[Any, str | None]:
+        if self.model is not None:
+            return parse(text, self.model)
+        try:
+            value = json.loads(extract_json(text))
+        except json.JSONDecodeError as err:
+            return None, f"not JSON: {err.msg}"
+        errors = sorted(Draft202012Validator(self.schema).iter_errors(value), key=str)
+        if errors:
+            first = errors[0]
+            where = ".".join(str(p) for p in first.absolute_path) or "answer"
+            return None, f"{where}: {first.message}"[:1500]
+        return value, None
+
+
+def output_spec(output: type[BaseModel] | dict[str, Any]) -> OutputSpec:
+    if isinstance(output, dict):
+        name = str(output.get("title") or "answer").replace(" ", "_")[:64]
+        return OutputSpec(name=name, schema=output, strict=False)
+    return OutputSpec(name=output.__name__, schema=strict_schema(output), model=output)
+
+
+def schema_instructions(schema: dict[str, Any]) -> str:
+    return (
+        "Answer with one JSON object only (no prose, no code fence) that validates "
+        f"against this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
+    )
+
+
+def extract_json(text: str) -> str:
+    """The JSON part of a reply: fences stripped, else the outermost {...} span."""
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        return fenced.group(1).strip()
+    if stripped.startswith(("{", "[")):
+        return stripped
+    start, end = stripped.find("{"), stripped.rfind("}")
+    return stripped[start : end + 1] if 0 <= start < end else stripped
+
+
+def parse(text: str, model: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
+    """(object, None) when `text` validates, else (None, a short error for the repair turn)."""
+    try:
+        return model.model_validate_json(extract_json(text)), None
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in err.errors()
+        )
+        return None, problems[:1500]
+
+
+def repair_messages(
+    messages: list[dict[str, Any]], reply: str, error: str, schema: dict[str, Any]
+) -> list[dict[str, Any]]:
+    return [
+        *messages,
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": (
+                f"That answer is not valid: {error}\n"
+                f"{schema_instructions(schema)}\nReply with the corrected JSON object only."
+            ),
+        },
+    ]

@@ -1,0 +1,77 @@
+"""Gateway data types: what a call asks for, what comes back, and how calls fail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptgen.errors import BadInputError
+from promptgen.results import Usage
+
+Messages = list[dict[str, Any]]
+
+
+class ModelConfigError(BadInputError):
+    """A model cannot be used as configured (unknown name, missing key, missing extra)."""
+
+
+@dataclass
+class ChatRequest:
+    """One call as a backend sees it (the model id is the backend's own)."""
+
+    model: str
+    messages: Messages
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    json_schema: dict[str, Any] | None = None  # for structured output
+    schema_name: str = "answer"
+    strict: bool = True
+    timeout: float = 120.0
+
+
+@dataclass
+class RawReply:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    model: str | None = None
+
+
+class CallError(Exception):
+    """A failed provider call, classified for the retry loop."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        rate_limited: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+
+
+@dataclass
+class Completion:
+    """The gateway's answer. Failures are data: `error` is set and `text` may be None."""
+
+    text: str | None
+    model: str
+    parsed: Any = None  # the validated object (a pydantic model, or JSON for a raw schema)
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float = 0.0
+    cached: bool = False
+    attempts: int = 1
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

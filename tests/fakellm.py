@@ -1,0 +1,183 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
+
+Real HTTP, so litellm and the openai SDK run for real. Queue scripted replies, or set
+a responder function; inject errors (429 with Retry-After, 500, malformed JSON, a
+dropped connection, a slow answer); read back every request and the peak number of
+requests in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str = "ok"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+    raw: bytes | None = None  # a body sent as is (e.g. malformed JSON)
+    drop: bool = False  # close the connection without an answer
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def json_reply(obj: Any, **kwargs: Any) -> Reply:
+    return Reply(content=json.dumps(obj), **kwargs)
+
+
+class FakeLLM:
+    def __init__(self, latency: float = 0.0, responder: Responder | None = None) -> None:
+        self.latency = latency
+        self.responder = responder
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def queue(self, *replies: Reply | str) -> None:
+        for reply in replies:
+            self.script.append(Reply(content=reply) if isinstance(reply, str) else reply)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.script.clear()
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.script:
+                return self.script.popleft()
+        return self.responder(body) if self.responder else Reply()
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # answers go out at once (no 40 ms stalls)
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                body = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+                self._send(200, json.dumps(body).encode(), {})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = fake._next(body)
+                try:
+                    time.sleep(fake.latency + reply.delay)
+                    if reply.drop:
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    if reply.raw is not None:
+                        self._send(reply.status, reply.raw, reply.headers)
+                    elif reply.status != 200:
+                        error = {"error": {"message": f"fake error {reply.status}", "type": "x"}}
+                        self._send(reply.status, json.dumps(error).encode(), reply.headers)
+                    else:
+                        self._send(200, json.dumps(_completion(body, reply)).encode(), {})
+                finally:
+                    fake._done()
+
+        return Handler
+
+
+class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 512  # listen() backlog: many clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients hanging up (tests, benchmarks ending) is normal here
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+
+
+def main() -> None:
+    """Run the server in its own process: prints its URL, serves until stdin closes."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible server")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    with FakeLLM(latency=args.latency) as server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

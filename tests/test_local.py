@@ -1,0 +1,86 @@
+"""The embedded llama.cpp model, for real (marked `local`; needs the 'local' extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from promptgen.llm import LLM, load_settings
+from promptgen.llm.weights import SPECS, part_files
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.local
+
+pytest.importorskip(
+    "llama_cpp", reason="llama-cpp-python is not installed: pip install -e '.[local]'"
+)
+SMALL = "qwen2.5-coder-0.5b"
+if part_files(SPECS[SMALL]) is None:
+    pytest.skip("the local model weights are not installed", allow_module_level=True)
+
+
+class Checklist(BaseModel):
+    title: str
+    items: list[str]
+    count: int
+
+
+def test_plain_and_structured_answers(tmp_path: Path) -> None:
+    settings = load_settings({"rules": f"local/{SMALL}", "cache": False}, env={}, cwd=tmp_path)
+    llm = LLM(settings)
+
+    async def both() -> tuple:  # type: ignore[type-arg]
+        plain = await llm.complete(
+            [{"role": "user", "content": "Reply with one short friendly greeting."}],
+            max_tokens=24,
+            temperature=0,
+        )
+        shaped = await llm.complete(
+            [
+                {"role": "system", "content": "You write short checklists."},
+                {"role": "user", "content": 'A 3-item checklist for "packing a "tent"".'},
+            ],
+            output=Checklist,
+            max_tokens=160,
+            temperature=0,
+        )
+        return plain, shaped
+
+    plain, shaped = asyncio.run(both())
+    llm.close()
+    assert plain.ok and plain.text and plain.text.strip()
+    assert plain.usage.prompt_tokens > 0 and plain.usage.completion_tokens > 0
+    assert shaped.ok, shaped.error
+    assert isinstance(shaped.parsed, Checklist) and shaped.parsed.items
+    for text in (shaped.parsed.title, *shaped.parsed.items):
+        assert not any(ord(c) < 0x20 for c in text)  # the grammar fix holds
+
+
+def test_grammar_keeps_control_characters_out() -> None:
+    from promptgen.llm.local import gbnf_for
+
+    grammar = gbnf_for({"type": "object", "properties": {"a": {"type": "string"}}})
+    from promptgen.llm.local import _LOOSE_CHAR, _STRICT_CHAR
+
+    assert f"char ::= {_STRICT_CHAR} " in grammar and _LOOSE_CHAR + " " not in grammar
+
+
+def test_ask_default_model_offline(tmp_path: Path) -> None:
+    """`promptgen ask "Say hi"` with no provider configured uses the embedded model."""
+    env = {k: v for k, v in __import__("os").environ.items() if not k.endswith("_API_KEY")}
+    result = subprocess.run(
+        [sys.executable, "-m", "promptgen", "ask", "Say hi", "--max-tokens", "16", "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
+    assert "local/qwen2.5-coder-1.5b" in result.stderr and "tokens" in result.stderr
