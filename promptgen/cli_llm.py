@@ -96,6 +96,9 @@ def ask(
     ] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Longest answer, in tokens.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds per attempt (default 120).")
+    ] = None,
     api_base: ApiBase = None,
     no_cache: NoCache = False,
     cache_dir: CacheDir = None,
@@ -106,6 +109,7 @@ def ask(
     settings = load_settings(
         {
             "api_base": api_base,
+            "timeout": timeout,
             "cache": not no_cache,
             "cache_dir": cache_dir,
             "config": config,

@@ -7,7 +7,6 @@ speaks the OpenAI protocol does not need it.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from promptgen.llm.remote import classify
 from promptgen.llm.types import CallError, ChatRequest, RawReply
@@ -36,28 +35,10 @@ class OpenAICompatBackend:
         return True  # downgraded automatically if the server refuses it
 
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
-        kwargs: dict[str, Any] = {
-            "model": request.model.removeprefix("openai/"),
-            "messages": request.messages,
-            "timeout": request.timeout,
-        }
-        for name in ("temperature", "max_tokens", "seed"):
-            value = getattr(request, name)
-            if value is not None:
-                kwargs[name] = value
-        if request.json_schema is not None and mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request.schema_name,
-                    "schema": request.json_schema,
-                    "strict": request.strict,
-                },
-            }
-        elif request.json_schema is not None and mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+        params = request.openai_params(mode)
+        params["model"] = request.model.removeprefix("openai/")
         try:
-            response = await self._client.chat.completions.create(**kwargs)
+            response = await self._client.chat.completions.create(**params)
         except Exception as exc:
             raise classify(exc) from exc
         if not response.choices:

@@ -90,29 +90,8 @@ class RemoteBackend:
 
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
         litellm = _litellm()
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "timeout": request.timeout,
-            "num_retries": 0,
-        }
-        for name in ("temperature", "max_tokens", "seed"):
-            value = getattr(request, name)
-            if value is not None:
-                kwargs[name] = value
-        if request.json_schema is not None and mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request.schema_name,
-                    "schema": request.json_schema,
-                    "strict": request.strict,
-                },
-            }
-        elif request.json_schema is not None and mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
         try:
-            response = await litellm.acompletion(**kwargs)
+            response = await litellm.acompletion(**request.openai_params(mode), num_retries=0)
         except Exception as exc:
             raise classify(exc) from exc
         return self._reply(litellm, response)

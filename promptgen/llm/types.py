@@ -29,6 +29,30 @@ class ChatRequest:
     strict: bool = True
     timeout: float = 120.0
 
+    def openai_params(self, mode: str) -> dict[str, Any]:
+        """The chat-completions parameters in OpenAI spelling, for structured `mode`."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": self.messages,
+            "timeout": self.timeout,
+        }
+        for name in ("temperature", "max_tokens", "seed"):
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = value
+        if self.json_schema is not None and mode == "json_schema":
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": self.schema_name,
+                    "schema": self.json_schema,
+                    "strict": self.strict,
+                },
+            }
+        elif self.json_schema is not None and mode == "json_object":
+            params["response_format"] = {"type": "json_object"}
+        return params
+
 
 @dataclass
 class RawReply:
