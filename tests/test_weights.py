@@ -60,3 +60,32 @@ def test_specs_match_the_published_files() -> None:
     assert big.sha256.startswith("cc324af070c2")
     assert (small.parts, small.size, small.version) == (6, 491_400_064, "0.9.0")
     assert small.sha256.startswith("1d9614638d18")
+
+
+class _FakeLlamaCpp:
+    def __init__(self, info: str) -> None:
+        self.info = info
+
+    def llama_print_system_info(self) -> bytes:
+        return self.info.encode()
+
+
+@pytest.mark.parametrize(
+    ("info", "forced", "skip"),
+    [
+        ("CPU : AVX2 = 1 | AMX_INT8 = 1 |", None, True),
+        ("CPU : AVX2 = 1 | REPACK = 1 |", None, False),
+        ("CPU : AMX_INT8 = 1 |", "1", False),
+        ("CPU : AVX2 = 1 |", "0", True),
+    ],
+)
+def test_extra_buffers_are_skipped_on_amx_builds(
+    monkeypatch: pytest.MonkeyPatch, info: str, forced: str | None, skip: bool
+) -> None:
+    from promptgen.llm.local import _skip_extra_buffers
+
+    if forced is None:
+        monkeypatch.delenv("PROMPTGEN_LLAMA_EXTRA_BUFFERS", raising=False)
+    else:
+        monkeypatch.setenv("PROMPTGEN_LLAMA_EXTRA_BUFFERS", forced)
+    assert _skip_extra_buffers(_FakeLlamaCpp(info)) is skip
