@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from dotenv import load_dotenv
 
-from promptgen import __version__, cli_llm
+from promptgen import __version__, cli_llm, cli_run
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.formats import load_prompt
@@ -84,8 +84,10 @@ def schema(
     typer.echo(schema_text(files[name]), nl=False)
 
 
+app.command(name="run", epilog=cli_run.EPILOG)(cli_run.run)
 app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
+DefaultCommandGroup.default_command = "run"
 
 
 def main() -> None:

@@ -10,10 +10,18 @@ import json
 import os
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from promptgen import __version__
 from promptgen.errors import ContextError
@@ -58,6 +66,25 @@ class Context(BaseModel):
     review: TestReview | None = None
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    _checkpoint: Callable[[], None] | None = PrivateAttr(None)
+
+    def checkpoint(self) -> None:
+        """Save now (the pipeline sets the saver); stages call it after every batch."""
+        if self._checkpoint is not None:
+            self._checkpoint()
+
+    def stage(self, name: str) -> StageRecord:
+        record = self.stages.get(name)
+        if record is None:
+            record = self.stages[name] = StageRecord(name=name)
+        return record
+
+    @property
+    def all_rules(self) -> list[Rule]:
+        return [*self.rules, *self.inverse_rules]
+
+    def rule(self, rule_id: str | None) -> Rule | None:
+        return next((r for r in self.all_rules if r.id == rule_id), None)
 
     @model_validator(mode="before")
     @classmethod

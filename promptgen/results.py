@@ -51,6 +51,16 @@ class UsageTotals(_Record):
     by_model: dict[str, Usage] = Field(default_factory=dict)
     by_stage: dict[str, Usage] = Field(default_factory=dict)
 
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        def merged(a: dict[str, Usage], b: dict[str, Usage]) -> dict[str, Usage]:
+            return {k: a.get(k, Usage()) + b.get(k, Usage()) for k in {*a, *b}}
+
+        return UsageTotals(
+            total=self.total + other.total,
+            by_model=merged(self.by_model, other.by_model),
+            by_stage=merged(self.by_stage, other.by_stage),
+        )
+
 
 class Rule(_Record):
     """An output rule, or (inverse=True) its negation, linked by `inverse_of`."""
@@ -172,3 +182,9 @@ class StageRecord(_Record):
     calls_done: int = 0
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
+    done: list[str] = Field(
+        default_factory=list, description="Finished work units (batches) inside the stage."
+    )
+    counts: dict[str, int] = Field(
+        default_factory=dict, description="What the stage counted (duplicates dropped, ...)."
+    )

@@ -33,7 +33,8 @@ def test_console_script_is_installed() -> None:
 def test_help_lists_only_built_commands() -> None:
     from promptgen.cli import app
 
-    assert set(typer.main.get_command(app).commands) == {"inspect", "schema", "models", "ask"}
+    commands = set(typer.main.get_command(app).commands)
+    assert commands == {"run", "inspect", "schema", "models", "ask"}
     result = run_cli("--help")
     assert result.returncode == 0
     assert "inspect" in result.stdout and "schema" in result.stdout
@@ -68,13 +69,6 @@ def test_inspect_tables(write: Write) -> None:
     for heading in ("Prompt", "Inputs", "Messages (templates)", "Rendered"):
         assert heading in result.stdout
     assert "Hello <who>" in result.stdout  # placeholder for an input with no value
-
-
-def test_file_as_first_word_gets_a_hint(write: Write) -> None:
-    path = write("p.prompty", "hi")
-    result = run_cli(str(path))
-    assert result.returncode == 2
-    assert f"promptgen inspect {path}" in result.stderr
 
 
 def test_default_command_routing() -> None:

@@ -1,0 +1,99 @@
+"""Human-readable files written next to context.json."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from promptgen.context import Context, save_context
+
+TEST_COLUMNS = (
+    "id",
+    "origin",
+    "scenario",
+    "rule_id",
+    "inverse",
+    "valid",
+    "inputs",
+    "expected_output",
+    "reasoning",
+)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def rules_markdown(ctx: Context) -> str:
+    inverse = {r.inverse_of: r for r in ctx.inverse_rules}
+    lines = [f"# Rules: {ctx.prompt.name}", ""]
+    if ctx.intent:
+        lines += [f"Intent: {ctx.intent}", ""]
+    lines += ["| id | rule | inverse rule | grounded |", "|---|---|---|---|"]
+    for rule in ctx.rules:
+        inv = inverse.get(rule.id)
+        grounded = {True: "yes", False: "**no**", None: "not checked"}[rule.grounded]
+        if rule.grounded_reason:
+            grounded += f": {rule.grounded_reason}"
+        inv_text = f"{inv.text} (`{inv.id}`)" if inv else "(none)"
+        lines.append(f"| `{rule.id}` | {rule.text} | {inv_text} | {grounded} |".replace("\n", " "))
+    return "\n".join(lines) + "\n"
+
+
+def tests_csv(ctx: Context) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(TEST_COLUMNS)
+    for test in ctx.tests:
+        writer.writerow([_cell(getattr(test, c)) for c in TEST_COLUMNS])
+    return out.getvalue()
+
+
+def tests_markdown(ctx: Context) -> str:
+    rules = {r.id: r for r in ctx.all_rules}
+    lines = [f"# Tests: {ctx.prompt.name}", ""]
+    lines += ["| # | origin | scenario | rule | valid | inputs | expected output |"]
+    lines += ["|---|---|---|---|---|---|---|"]
+    for i, test in enumerate(ctx.tests, start=1):
+        rule = rules.get(test.rule_id or "")
+        rule_text = ("(inverse) " if test.inverse else "") + (rule.text if rule else "")
+        valid = {True: "yes", False: "**no**", None: ""}[test.valid]
+        cells = [
+            str(i),
+            test.origin,
+            test.scenario or "",
+            rule_text,
+            valid,
+            _cell(test.inputs),
+            test.expected_output or "",
+        ]
+        lines.append(
+            "| " + " | ".join(c.replace("|", "\\|").replace("\n", "<br>") for c in cells) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(ctx: Context, folder: Path) -> list[Path]:
+    """context.json plus the readable files; returns what was written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {
+        "intent.txt": (ctx.intent or "") + "\n",
+        "input_spec.txt": (ctx.input_spec or "") + "\n",
+        "rules.md": rules_markdown(ctx),
+        "tests.json": json.dumps(
+            [t.model_dump(mode="json") for t in ctx.tests], indent=2, ensure_ascii=False
+        )
+        + "\n",
+        "tests.csv": tests_csv(ctx),
+        "tests.md": tests_markdown(ctx),
+    }
+    written = [save_context(ctx, folder / "context.json")]
+    for name, text in files.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,105 @@
+"""Progress reporting: rich bars on a terminal, plain lines in CI or with --quiet.
+
+Progress and usage go to stderr; results go to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from promptgen.results import StageRecord, Usage
+
+
+class Reporter(Protocol):
+    def start(self, planned: dict[str, int]) -> None: ...
+
+    def update(self, by_stage: dict[str, Usage]) -> None: ...
+
+    def stage_finished(self, record: StageRecord) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def usage_text(usage: Usage) -> str:
+    cached = f", {usage.cache_hits} cached" if usage.cache_hits else ""
+    cost = f", ${usage.cost:.4f}" if usage.cost else ""
+    return f"{usage.calls} calls{cached}, {usage.total_tokens:,} tokens{cost}"
+
+
+class PlainReporter:
+    """One line per finished stage, on stderr (quiet: nothing)."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def start(self, planned: dict[str, int]) -> None:
+        if not self.quiet:
+            total = sum(planned.values())
+            print(f"promptgen: planned about {total} model calls", file=sys.stderr)
+
+    def update(self, by_stage: dict[str, Usage]) -> None:
+        pass
+
+    def stage_finished(self, record: StageRecord) -> None:
+        if self.quiet:
+            return
+        took = f", {record.duration_s:.1f} s" if record.duration_s is not None else ""
+        error = f" ({record.error})" if record.error else ""
+        print(
+            f"promptgen: {record.name}: {record.status}, {usage_text(record.usage)}{took}{error}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class RichReporter:
+    """A bar per stage: calls done of planned, with tokens and cost."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description:<14}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[usage]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.tasks: dict[str, int] = {}
+
+    def start(self, planned: dict[str, int]) -> None:
+        for name, total in planned.items():
+            self.tasks[name] = self.progress.add_task(name, total=total, usage="")
+        self.progress.start()
+
+    def update(self, by_stage: dict[str, Usage]) -> None:
+        for name, usage in by_stage.items():
+            if name not in self.tasks:
+                self.tasks[name] = self.progress.add_task(name, total=None, usage="")
+            task = self.tasks[name]
+            total = self.progress.tasks[task].total
+            if total is not None and usage.calls > total:
+                self.progress.update(task, total=usage.calls)
+            self.progress.update(task, completed=usage.calls, usage=usage_text(usage))
+
+    def stage_finished(self, record: StageRecord) -> None:
+        task = self.tasks.get(record.name)
+        if task is not None:
+            done = self.progress.tasks[task].completed
+            self.progress.update(task, total=done or 1, completed=done or 1)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def make_reporter(quiet: bool) -> Reporter:
+    if not quiet and sys.stderr.isatty():
+        return RichReporter()
+    return PlainReporter(quiet)

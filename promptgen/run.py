@@ -1,0 +1,151 @@
+"""One `promptgen FILE` run: prepare (or resume) a context, run the stages, write outputs."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from promptgen.context import Context, load_context, save_context
+from promptgen.errors import ContextError
+from promptgen.formats import load_prompt
+from promptgen.llm import LLM, GatewaySettings
+from promptgen.options import Options, resolve_options
+from promptgen.outputs import write_outputs
+from promptgen.pipeline import Runner, failed_stages
+from promptgen.plan import critical_path, planned_calls
+from promptgen.progress import make_reporter, usage_text
+
+DEFAULT_OUT = Path("promptgen-out")
+
+
+@dataclass
+class Prepared:
+    ctx: Context
+    out: Path
+    options: Options
+    notes: list[str] = field(default_factory=list)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "prompt"
+
+
+def _saved_cli(ctx: Context) -> dict[str, Any]:
+    """Options the previous run got on its command line (they persist on resume)."""
+    return {k: v for k, v in ctx.options.items() if ctx.option_sources.get(k) == "command line"}
+
+
+def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> Prepared:
+    notes: list[str] = []
+    if file.suffix == ".json":
+        ctx = load_context(file)
+        folder = out or file.parent
+        notes.append(f"resuming the run saved in {file}")
+    else:
+        prompt = load_prompt(file)
+        folder = out or DEFAULT_OUT / slug(prompt.name)
+        existing = folder / "context.json"
+        ctx = Context.new(prompt)
+        if existing.is_file() and not fresh:
+            saved = load_context(existing)
+            if saved.prompt_hash != ctx.prompt_hash:
+                raise ContextError(
+                    "this folder holds a run of a different prompt (or the prompt changed)",
+                    file=existing,
+                    hint="pass --fresh to start over there, or --out to use another folder",
+                )
+            ctx = saved
+            notes.append(f"resuming the run in {folder}")
+    explicit = {k: v for k, v in cli.items() if v is not None}
+    options, sources = resolve_options(
+        {**_saved_cli(ctx), **explicit}, ctx.prompt.frontmatter, None
+    )
+    changed = [
+        f"{k}: {ctx.options[k]!r} -> {v!r}"
+        for k, v in options.model_dump().items()
+        if ctx.options and k in explicit and ctx.options.get(k) != v
+    ]
+    if changed:
+        notes.append("new options override the saved ones: " + "; ".join(changed))
+    for name in explicit:
+        sources[name] = "command line"
+    ctx.options, ctx.option_sources = options.model_dump(), sources
+    return Prepared(ctx, folder, options, notes)
+
+
+def dry_run_table(prepared: Prepared) -> str:
+    plan = planned_calls(prepared.ctx, prepared.options)
+    lines = ["stage            calls"]
+    lines += [f"{name:<16} {count:>5}" for name, count in plan.items()]
+    lines.append(f"{'total':<16} {sum(plan.values()):>5}")
+    lines.append(
+        f"(at least; a repair turn or a retry adds calls; critical path "
+        f"{critical_path(prepared.options)} rounds)"
+    )
+    return "\n".join(lines)
+
+
+def options_table(prepared: Prepared) -> str:
+    rows = [f"{'option':<32} {'value':<14} from"]
+    for name, value in prepared.options.model_dump().items():
+        shown = value
+        if value is None:
+            shown = "all" if name.startswith("max_") else "-"
+        rows.append(f"{name:<32} {shown!s:<14} {prepared.ctx.option_sources.get(name, '')}")
+    return "\n".join(rows)
+
+
+def execute(prepared: Prepared, settings: GatewaySettings, quiet: bool) -> tuple[Context, float]:
+    """Run the stages; the context is saved after every stage and batch."""
+    folder = prepared.out
+    reporter = make_reporter(quiet)
+    started = time.perf_counter()
+
+    async def go() -> Context:
+        llm = LLM(settings)
+        try:
+            runner = Runner(
+                prepared.ctx,
+                llm,
+                prepared.options,
+                reporter,
+                lambda ctx: save_context(ctx, folder / "context.json"),
+            )
+            reporter.start(planned_calls(prepared.ctx, prepared.options))
+            return await runner.run()
+        finally:
+            reporter.close()
+            await llm.aclose()
+
+    ctx = asyncio.run(go())
+    write_outputs(ctx, folder)
+    return ctx, time.perf_counter() - started
+
+
+def summary(ctx: Context, folder: Path, wall: float) -> str:
+    tests = ctx.tests
+    by_origin = Counter(t.origin for t in tests)
+    by_scenario = Counter(t.scenario or "(none)" for t in tests)
+    u = ctx.usage.total
+    lines = [
+        f"prompt       {ctx.prompt.name}",
+        f"intent       {ctx.intent or '(missing)'}",
+        f"rules        {len(ctx.rules)} ({sum(r.grounded is False for r in ctx.rules)} ungrounded)",
+        f"inverse      {len(ctx.inverse_rules)}",
+        f"tests        {len(tests)}: "
+        + ", ".join(f"{n} {o}" for o, n in sorted(by_origin.items())),
+        "by scenario  " + ", ".join(f"{s}: {n}" for s, n in sorted(by_scenario.items())),
+        f"invalid      {sum(t.valid is False for t in tests)}",
+        f"model use    {usage_text(u)}",
+        f"wall time    {wall:.1f} s",
+        f"output       {folder}",
+    ]
+    failed = failed_stages(ctx)
+    if failed:
+        lines.append(f"unfinished   {', '.join(failed)} (re-run the same command to finish them)")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""The analysis stages: intent, input specification, output rules, inverse rules."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from promptgen.context import Context
+from promptgen.llm import LLM
+from promptgen.options import Options
+from promptgen.results import Rule
+from promptgen.stages.common import (
+    inputs_text,
+    instruction,
+    numbered,
+    prompt_text,
+    samples_text,
+    stage_messages,
+)
+
+
+class IntentAnswer(BaseModel):
+    intent: str = Field(description="One sentence.")
+
+
+class InputSpecAnswer(BaseModel):
+    constraints: list[str] = Field(description="One constraint on the inputs per item.")
+
+
+class RulesAnswer(BaseModel):
+    rules: list[str]
+
+
+class InverseItem(BaseModel):
+    number: int = Field(description="The number of the rule this one inverts.")
+    inverse: str
+
+
+class InverseAnswer(BaseModel):
+    inverse_rules: list[InverseItem]
+
+
+async def intent(ctx: Context, llm: LLM, options: Options) -> Context:
+    if ctx.intent is not None:
+        return ctx
+    messages = stage_messages(
+        "intent",
+        prompt=prompt_text(ctx.prompt),
+        instructions=instruction(ctx.prompt, options.instructions, "intent"),
+    )
+    result = await llm.complete(
+        messages, model="rules", output=IntentAnswer, temperature=options.temperature,
+        stage="intent",
+    )  # fmt: skip
+    if not result.ok:
+        ctx.stage("intent").error = result.error
+        return ctx
+    ctx.intent = result.parsed.intent.strip()
+    return ctx
+
+
+async def input_spec(ctx: Context, llm: LLM, options: Options) -> Context:
+    if ctx.input_spec is not None:
+        return ctx
+    messages = stage_messages(
+        "input_spec",
+        prompt=prompt_text(ctx.prompt),
+        inputs=inputs_text(ctx.prompt),
+        samples=samples_text(ctx.prompt),
+        instructions=instruction(ctx.prompt, options.instructions, "input_spec"),
+    )
+    result = await llm.complete(
+        messages, model="rules", output=InputSpecAnswer, temperature=options.temperature,
+        stage="input_spec",
+    )  # fmt: skip
+    if not result.ok:
+        ctx.stage("input_spec").error = result.error
+        return ctx
+    ctx.input_spec = "\n".join(f"- {c.strip()}" for c in result.parsed.constraints if c.strip())
+    return ctx
+
+
+async def output_rules(ctx: Context, llm: LLM, options: Options) -> Context:
+    if "rules" in ctx.stage("rules").counts:
+        return ctx
+    messages = stage_messages(
+        "output_rules",
+        prompt=prompt_text(ctx.prompt),
+        max_rules=options.max_rules or 0,
+        instructions=instruction(ctx.prompt, options.instructions, "output_rules"),
+    )
+    result = await llm.complete(
+        messages, model="rules", output=RulesAnswer, temperature=options.temperature,
+        stage="rules",
+    )  # fmt: skip
+    if not result.ok:
+        ctx.stage("rules").error = result.error
+        return ctx
+    rules: list[Rule] = []
+    for text in result.parsed.rules:
+        rule = Rule.make(text)
+        if rule.text and rule.id not in {r.id for r in rules}:
+            rules.append(rule)
+    dropped = len(rules) - len(rules[: options.max_rules or None])
+    ctx.rules = rules[: options.max_rules or None]
+    ctx.stage("rules").counts = {"rules": len(ctx.rules), "over_max_rules": dropped}
+    return ctx
+
+
+async def inverse_rules(ctx: Context, llm: LLM, options: Options) -> Context:
+    """Exactly one inverse per rule, linked by id; a missing one is asked for again."""
+    record = ctx.stage("inverse_rules")
+    if "inverse_rules" in record.counts:
+        return ctx
+    have = {r.inverse_of for r in ctx.inverse_rules}
+    for attempt in range(2):
+        todo = [r for r in ctx.rules if r.id not in have]
+        if not todo:
+            break
+        messages = stage_messages(
+            "inverse_rules",
+            rules=numbered([r.text for r in todo]),
+            instructions=instruction(ctx.prompt, options.instructions, "inverse_output_rules"),
+        )
+        result = await llm.complete(
+            messages, model="rules", output=InverseAnswer, temperature=options.temperature,
+            stage="inverse_rules", variant=attempt,
+        )  # fmt: skip
+        if not result.ok:
+            record.error = result.error
+            continue
+        for item in result.parsed.inverse_rules:
+            if 1 <= item.number <= len(todo) and item.inverse.strip():
+                source = todo[item.number - 1]
+                if source.id not in have:
+                    ctx.inverse_rules.append(Rule.make(item.inverse, inverse_of=source.id))
+                    have.add(source.id)
+    order = {r.id: i for i, r in enumerate(ctx.rules)}
+    ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
+    missing = [r.id for r in ctx.rules if r.id not in have]
+    record.counts = {"inverse_rules": len(ctx.inverse_rules), "rules_without_inverse": len(missing)}
+    if missing:
+        record.error = f"{len(missing)} rule(s) got no inverse rule: {', '.join(missing)}"
+    return ctx

@@ -1,0 +1,58 @@
+"""What every stage shares: its prompt template, the prompt-under-test as text, labels."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from promptgen.formats import load_prompt
+from promptgen.model import PromptUnderTest
+from promptgen.render import render_messages
+from promptgen.resources import data_dir
+
+
+@functools.cache
+def template(name: str) -> PromptUnderTest:
+    return load_prompt(data_dir("prompts") / f"{name}.prompty")
+
+
+def stage_messages(name: str, **values: Any) -> list[dict[str, Any]]:
+    """The stage's prompt template rendered with `values` (None/empty become "")."""
+    clean = {k: ("" if v is None else v) for k, v in values.items()}
+    return render_messages(template(name), clean)
+
+
+def prompt_text(prompt: PromptUnderTest) -> str:
+    """The prompt under test as its author wrote it: role markers and raw templates."""
+    return "\n\n".join(f"{m.role}:\n{m.content}" for m in prompt.messages)
+
+
+def generated_inputs(prompt: PromptUnderTest, fixed: set[str] | None = None) -> list[str]:
+    """Inputs a test must give a value for (those a scenario fixes are left out)."""
+    return [name for name in prompt.inputs if name not in (fixed or set())]
+
+
+def inputs_text(prompt: PromptUnderTest, names: list[str] | None = None) -> str:
+    lines = []
+    for name in names if names is not None else list(prompt.inputs):
+        spec = prompt.inputs[name]
+        extra = f": {spec.description}" if spec.description else ""
+        enum = f" (one of {', '.join(map(str, spec.enum))})" if spec.enum else ""
+        lines.append(f"- {name} ({spec.type}){enum}{extra}")
+    return "\n".join(lines)
+
+
+def samples_text(prompt: PromptUnderTest, limit: int = 5) -> str:
+    rows = [json.dumps(s.inputs, ensure_ascii=False) for s in prompt.test_samples[:limit]]
+    return "\n".join(f"- {row}" for row in rows)
+
+
+def instruction(prompt: PromptUnderTest, extra: dict[str, str], stage: str) -> str:
+    """Frontmatter instructions for a stage, plus any given on the command line."""
+    parts = [getattr(prompt.instructions, stage, None), extra.get(stage)]
+    return "\n".join(p for p in parts if p)
+
+
+def numbered(texts: list[str]) -> str:
+    return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))

@@ -1,0 +1,61 @@
+"""Judging stages: rule groundedness and test validity, one concurrent call per item."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel
+
+from promptgen.context import Context
+from promptgen.llm import LLM, bounded_gather
+from promptgen.options import Options
+from promptgen.results import Rule, Test
+from promptgen.stages.common import prompt_text, stage_messages
+
+
+class Grounded(BaseModel):
+    grounded: bool
+    reason: str
+
+
+class Valid(BaseModel):
+    valid: bool
+    reason: str
+
+
+async def groundedness(ctx: Context, llm: LLM, options: Options) -> Context:
+    todo = [r for r in ctx.rules if r.grounded is None]
+    await bounded_gather([lambda r=r: _ground(ctx, llm, r) for r in todo])
+    return ctx
+
+
+async def _ground(ctx: Context, llm: LLM, rule: Rule) -> None:
+    messages = stage_messages("groundedness", prompt=prompt_text(ctx.prompt), rule=rule.text)
+    result = await llm.complete(messages, model="eval", output=Grounded, stage="groundedness")
+    if not result.ok:
+        ctx.stage("groundedness").error = result.error
+        return
+    rule.grounded, rule.grounded_reason = result.parsed.grounded, result.parsed.reason
+    ctx.checkpoint()
+
+
+async def validity(ctx: Context, llm: LLM, options: Options) -> Context:
+    todo = [t for t in ctx.tests if t.valid is None]
+    await bounded_gather([lambda t=t: _judge(ctx, llm, t) for t in todo])
+    record = ctx.stage("validity")
+    record.counts = {
+        "valid": sum(t.valid is True for t in ctx.tests),
+        "invalid": sum(t.valid is False for t in ctx.tests),
+    }
+    return ctx
+
+
+async def _judge(ctx: Context, llm: LLM, test: Test) -> None:
+    shown = json.dumps(test.inputs, ensure_ascii=False, indent=1)
+    messages = stage_messages("validity", input_spec=ctx.input_spec or "", test=shown)
+    result = await llm.complete(messages, model="eval", output=Valid, stage="validity")
+    if not result.ok:
+        ctx.stage("validity").error = result.error
+        return
+    test.valid, test.validity_reason = result.parsed.valid, result.parsed.reason
+    ctx.checkpoint()
