@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from promptgen.errors import BadInputError
 
 Effort = Literal["min", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("min", "low", "medium", "high")
@@ -117,7 +119,9 @@ def frontmatter_options(frontmatter: Mapping[str, Any]) -> dict[str, Any]:
         names[name] = name
         if info.alias:
             names[info.alias] = name
-    return {names[k]: v for k, v in frontmatter.items() if k in names and k != "instructions"}
+    # `temperature` and `instructions` mean other things at the top of a prompt file.
+    skip = {"instructions", "temperature"}
+    return {names[k]: v for k, v in frontmatter.items() if k in names and k not in skip}
 
 
 def resolve_options(
@@ -133,6 +137,8 @@ def resolve_options(
     front = frontmatter_options(frontmatter or {})
     saved = dict(saved or {})
     effort = cli.get("effort") or saved.get("effort") or front.get("effort") or "low"
+    if effort not in EFFORTS:
+        raise BadInputError(f"unknown effort {effort!r}", hint="use min, low, medium or high")
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     defaults = Options(effort=effort)
@@ -149,4 +155,12 @@ def resolve_options(
         else:
             values[name], sources[name] = getattr(defaults, name), "default"
     values["effort"] = effort
-    return Options(**values), sources
+    try:
+        return Options(**values), sources
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else "options"
+        raise BadInputError(
+            f"option {name} ({sources.get(name, '?')}): {first['msg']}",
+            hint="see `promptgen --help` for the accepted values",
+        ) from err

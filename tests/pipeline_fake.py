@@ -82,8 +82,9 @@ class PipelineResponder:
             return case
 
         if name == "TestCase":
-            single = case("R1", 0)
+            single = case("X", n)
             single.pop("rule", None)
+            single["expected_output"] = f"re-derived for the harder input {n}"
             return single
         if "I1" not in text and "R1" not in text:  # baseline: no rules
             return {"tests": [case("B", k) for k in range(count)]}

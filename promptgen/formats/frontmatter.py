@@ -6,7 +6,7 @@ source of `schemas/prompt.schema.json`. Unknown keys are allowed and preserved.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,6 +98,21 @@ class Frontmatter(_Open):
     )
     imported: Any = None
     base: str | None = Field(None, description="Prompty v1 inheritance; kept, not applied.")
+    # Run options a prompt may carry (a command-line flag overrides them; docs/options.md).
+    effort: Literal["min", "low", "medium", "high"] | None = None
+    maxRules: int | None = None
+    testsPerRule: int | None = None
+    maxRulesPerTestGeneration: int | None = None
+    splitRules: bool | None = None
+    testGenerations: int | None = None
+    testExpansions: int | None = None
+    runsPerTest: int | None = None
+    maxTestsToRun: int | None = None
+    groundedness: bool | None = None
+    validity: bool | None = None
+    baselineTests: bool | None = None
+    dropUngrounded: bool | None = None
+    keepInvalid: bool | None = None
 
 
 def known_keys() -> set[str]:
