@@ -22,7 +22,8 @@ app = typer.Typer(
     cls=DefaultCommandGroup,
     name="promptgen",
     help="Generate and run tests for LLM prompts (.prompty, .prompt.yml, .md, .txt).",
-    epilog="Docs: docs/ (formats, rendering, context). PROMPTGEN_DEBUG=1 shows tracebacks.",
+    epilog="Docs in docs/: runs, options, stages, formats, rendering, llm, context. "
+    "PROMPTGEN_DEBUG=1 shows tracebacks.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

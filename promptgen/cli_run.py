@@ -11,6 +11,7 @@ import typer
 from promptgen.errors import PromptgenError
 from promptgen.llm import load_settings
 from promptgen.options import effort_table
+from promptgen.pipeline import failed_stages
 from promptgen.run import dry_run_table, execute, options_table, prepare, summary
 
 GEN = "Generation"
@@ -35,7 +36,7 @@ def run(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Output folder [default: ./promptgen-out/<prompt name>].", rich_help_panel=RUN
+            help="Output folder (default: ./promptgen-out/PROMPT-NAME).", rich_help_panel=RUN
         ),
     ] = None,
     max_rules: Annotated[int | None, opt(panel=GEN)] = None,
@@ -51,7 +52,6 @@ def run(
         bool | None,
         opt("Generate no tests for ungrounded rules.", GEN),
     ] = None,
-    keep_invalid: Annotated[bool | None, opt("Run invalid tests too.", GEN)] = None,
     temperature: Annotated[float | None, opt(panel=GEN)] = None,
     rules_model: Annotated[str | None, opt("Model for analysis and generation.", MODELS)] = None,
     eval_model: Annotated[str | None, opt("Model for groundedness/validity.", MODELS)] = None,
@@ -66,14 +66,16 @@ def run(
     instructions_test_expansion: Annotated[str | None, opt(panel=INSTR)] = None,
     dry_run: Annotated[
         bool,
-        opt("Print the planned calls per stage; call nothing.", RUN),
+        opt("Print the planned calls per stage; call nothing.", RUN, "--dry-run"),
     ] = False,
     print_options: Annotated[
         bool,
-        opt("Print the resolved options and their sources.", RUN),
+        opt("Print the resolved options and their sources.", RUN, "--print-options"),
     ] = False,
-    fresh: Annotated[bool, opt("Discard a saved run in the output folder.", RUN)] = False,
-    no_cache: Annotated[bool, opt("Do not use the response cache.", RUN)] = False,
+    fresh: Annotated[
+        bool, opt("Discard a saved run in the output folder.", RUN, "--fresh")
+    ] = False,
+    no_cache: Annotated[bool, opt("Do not use the response cache.", RUN, "--no-cache")] = False,
     quiet: Annotated[bool, opt("No progress output.", RUN, "--quiet", "-q")] = False,
 ) -> None:
     """Generate tests for FILE (the default command: `promptgen FILE` is enough).
@@ -106,7 +108,6 @@ def run(
         "validity": validity,
         "baseline_tests": baseline_tests,
         "drop_ungrounded": drop_ungrounded,
-        "keep_invalid": keep_invalid,
         "temperature": temperature,
         "instructions": instructions or None,
     }
@@ -131,5 +132,5 @@ def run(
     )
     ctx, wall = execute(prepared, settings, quiet)
     typer.echo(summary(ctx, prepared.out, wall))
-    if any(r.status == "failed" for r in ctx.stages.values()):
+    if failed_stages(ctx):
         raise PromptgenError("some stages did not finish; re-run the same command to resume")

@@ -81,6 +81,7 @@ class StageInstructions(_Model):
     input_spec: str | None = None
     output_rules: str | None = None
     inverse_output_rules: str | None = None
+    tests: str | None = None
     test_expansion: str | None = None
 
 
@@ -100,6 +101,9 @@ class PromptUnderTest(_Model):
     tags: list[str] = Field(default_factory=list)
     template_engine: TemplateEngine = "jinja2"
     outputs: Any = None
+    run_options: dict[str, Any] = Field(
+        default_factory=dict, description="Run options set in the frontmatter (camelCase keys)."
+    )
     frontmatter: dict[str, Any] = Field(
         default_factory=dict, description="The frontmatter as written (for lossless export)."
     )

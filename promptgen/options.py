@@ -1,7 +1,8 @@
 """Run options, effort presets, and where each resolved value came from.
 
-Precedence, highest first: command-line flag > prompt frontmatter > effort preset >
-default. Nothing silently overrides an explicit flag (PromptPex's effort did).
+Precedence, highest first: command-line flag > flags given to the run being resumed >
+prompt frontmatter > effort preset > default. Nothing silently overrides an explicit
+flag (PromptPex's effort did).
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ class Options(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     effort: Effort = "low"
-    max_rules: int | None = Field(None, alias="maxRules", description="None: all rules.")
+    max_rules: int | None = Field(None, alias="maxRules", ge=1, description="None: all rules.")
     tests_per_rule: int = Field(2, alias="testsPerRule", ge=1)
     max_rules_per_test_generation: int = Field(10, alias="maxRulesPerTestGeneration", ge=1)
     split_rules: bool = Field(True, alias="splitRules")
     test_generations: int = Field(1, alias="testGenerations", ge=1)
     test_expansions: int = Field(0, alias="testExpansions", ge=0)
     runs_per_test: int = Field(1, alias="runsPerTest", ge=1)
-    max_tests_to_run: int | None = Field(None, alias="maxTestsToRun")
+    max_tests_to_run: int | None = Field(None, alias="maxTestsToRun", ge=1)
     groundedness: bool = True
     validity: bool = True
     baseline_tests: bool = Field(False, alias="baselineTests")
@@ -112,16 +113,10 @@ def effort_table() -> str:
     return "\n".join([head, rule, *rows])
 
 
-def frontmatter_options(frontmatter: Mapping[str, Any]) -> dict[str, Any]:
-    """Option values written in a prompt's frontmatter (by field name or alias)."""
-    names = {}
-    for name, info in Options.model_fields.items():
-        names[name] = name
-        if info.alias:
-            names[info.alias] = name
-    # `temperature` and `instructions` mean other things at the top of a prompt file.
-    skip = {"instructions", "temperature"}
-    return {names[k]: v for k, v in frontmatter.items() if k in names and k not in skip}
+def frontmatter_options(run_options: Mapping[str, Any]) -> dict[str, Any]:
+    """Run options from a prompt's frontmatter (camelCase keys, already resolved)."""
+    names = {info.alias or name: name for name, info in Options.model_fields.items()}
+    return {names[k]: v for k, v in run_options.items() if k in names}
 
 
 def resolve_options(
@@ -145,7 +140,7 @@ def resolve_options(
     for name in Options.model_fields:
         for layer, source in (
             (cli, "command line"),
-            (saved, "saved context"),
+            (saved, "command line (earlier run)"),
             (front, "frontmatter"),
             (PRESETS[effort], f"effort {effort}"),
         ):

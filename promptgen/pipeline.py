@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from promptgen.context import Context
 from promptgen.llm import LLM
 from promptgen.options import Options
+from promptgen.plan import planned_calls
 from promptgen.progress import Reporter
 from promptgen.stages import analysis, baseline, expand, generate, judge
 
@@ -24,6 +25,7 @@ class Stage:
     fn: StageFn
     enabled: Callable[[Options], bool]
     complete: Callable[[Context, Options], bool]
+    requires: tuple[str, ...] = ()
 
 
 def _always(options: Options) -> bool:
@@ -36,19 +38,24 @@ STAGES: dict[str, Stage] = {
         Stage("intent", analysis.intent, _always, lambda c, o: c.intent is not None),
         Stage("input_spec", analysis.input_spec, _always, lambda c, o: c.input_spec is not None),
         Stage(
-            "rules", analysis.output_rules, _always, lambda c, o: "rules" in c.stage("rules").counts
+            "rules",
+            analysis.output_rules,
+            _always,
+            lambda c, o: "rules" in c.stage("rules").counts,
         ),
         Stage(
             "inverse_rules",
             analysis.inverse_rules,
             _always,
             lambda c, o: "inverse_rules" in c.stage("inverse_rules").counts,
+            ("rules",),
         ),
         Stage(
             "groundedness",
             judge.groundedness,
             lambda o: o.groundedness,
             lambda c, o: all(r.grounded is not None for r in c.rules),
+            ("rules",),
         ),
         Stage(
             "tests",
@@ -58,24 +65,28 @@ STAGES: dict[str, Stage] = {
                 "samples" in c.stage("tests").done
                 and all(ch.key in c.stage("tests").done for ch in generate.plan_chunks(c, o))
             ),
+            ("intent", "input_spec", "rules", "inverse_rules"),
         ),
         Stage(
             "baseline",
             baseline.run,
             lambda o: o.baseline_tests,
             lambda c, o: len(c.stage("baseline").done) >= max(1, len(c.prompt.scenarios)),
+            ("rules", "inverse_rules"),
         ),
         Stage(
             "expand",
             expand.run,
             lambda o: o.test_expansions > 0,
             lambda c, o: c.stage("expand").counts.get("rounds") == o.test_expansions,
+            ("tests",),
         ),
         Stage(
             "validity",
             judge.validity,
             lambda o: o.validity,
             lambda c, o: all(t.valid is not None for t in c.tests),
+            ("input_spec", "tests"),
         ),
     )
 }
@@ -97,6 +108,7 @@ class Runner:
         self._base_usage = ctx.usage.model_copy(deep=True)
         self._stage_base = {n: r.usage.model_copy() for n, r in ctx.stages.items()}
         self._last_save = 0.0
+        self.planned = planned_calls(ctx, options)
         ctx._checkpoint = self.checkpoint
 
     def checkpoint(self) -> None:
@@ -114,6 +126,7 @@ class Runner:
             if current is not None:
                 base = self._stage_base.get(name)
                 record.usage = base + current if base else current.model_copy()
+                record.calls_done = record.usage.calls
         self._save(self.ctx)
 
     async def stage(self, name: str) -> None:
@@ -123,6 +136,13 @@ class Runner:
         record = self.ctx.stage(name)
         if record.status == "done" and spec.complete(self.ctx, self.options):
             return
+        missing = [r for r in spec.requires if self.ctx.stage(r).status != "done"]
+        if missing:
+            record.status = "skipped"
+            record.error = f"waits for {', '.join(missing)} (not finished)"
+            self.reporter.stage_finished(record)
+            return
+        record.calls_planned = self.planned.get(name)
         record.status, record.error = "running", None
         record.started_at = datetime.now(UTC)
         started = time.perf_counter()
@@ -167,4 +187,5 @@ class Runner:
 
 
 def failed_stages(ctx: Context) -> list[str]:
-    return [name for name, record in ctx.stages.items() if record.status == "failed"]
+    """Stages a re-run still has to finish."""
+    return [n for n, r in ctx.stages.items() if r.status in ("failed", "skipped", "running")]

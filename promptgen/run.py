@@ -36,13 +36,23 @@ def slug(name: str) -> str:
 
 
 def _saved_cli(ctx: Context) -> dict[str, Any]:
-    """Options the previous run got on its command line (they persist on resume)."""
-    return {k: v for k, v in ctx.options.items() if ctx.option_sources.get(k) == "command line"}
+    """Options earlier runs got on their command line (they persist on resume)."""
+    return {
+        k: v
+        for k, v in ctx.options.items()
+        if ctx.option_sources.get(k, "").startswith("command line")
+    }
 
 
 def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> Prepared:
     notes: list[str] = []
     if file.suffix == ".json":
+        if fresh:
+            raise ContextError(
+                "--fresh starts over from a prompt file, not from a saved context",
+                file=file,
+                hint="pass the prompt file instead",
+            )
         ctx = load_context(file)
         folder = out or file.parent
         notes.append(f"resuming the run saved in {file}")
@@ -59,21 +69,22 @@ def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> P
                     file=existing,
                     hint="pass --fresh to start over there, or --out to use another folder",
                 )
+            saved.prompt = ctx.prompt  # same content; frontmatter run options may be new
             ctx = saved
             notes.append(f"resuming the run in {folder}")
     explicit = {k: v for k, v in cli.items() if v is not None}
-    options, sources = resolve_options(
-        {**_saved_cli(ctx), **explicit}, ctx.prompt.frontmatter, None
-    )
+    options, sources = resolve_options(explicit, ctx.prompt.run_options, _saved_cli(ctx))
     changed = [
         f"{k}: {ctx.options[k]!r} -> {v!r}"
         for k, v in options.model_dump().items()
         if ctx.options and k in explicit and ctx.options.get(k) != v
     ]
     if changed:
-        notes.append("new options override the saved ones: " + "; ".join(changed))
-    for name in explicit:
-        sources[name] = "command line"
+        notes.append(
+            "new options override the saved ones: "
+            + "; ".join(changed)
+            + " (finished stages are kept; --fresh redoes everything)"
+        )
     ctx.options, ctx.option_sources = options.model_dump(), sources
     return Prepared(ctx, folder, options, notes)
 

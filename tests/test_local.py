@@ -84,3 +84,42 @@ def test_ask_default_model_offline(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     assert "local/qwen2.5-coder-1.5b" in result.stderr and "tokens" in result.stderr
+
+
+def test_generation_offline_with_the_embedded_model(tmp_path: Path) -> None:
+    """`promptgen FILE --effort min` end to end on llama.cpp, no network, no key."""
+    env = {
+        k: v
+        for k, v in __import__("os").environ.items()
+        if not k.endswith("_API_KEY") and not k.startswith("PROMPTGEN_MODEL")
+    }
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "promptgen", str(REPO / "samples" / "classify-sentiment.prompty"),
+            "--effort", "min", "--rules-model", f"local/{SMALL}", "--out", str(out), "--no-cache",
+        ],
+        capture_output=True, text=True, cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)},
+        timeout=1200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    from promptgen import load_context
+
+    ctx = load_context(out / "context.json")
+    # The framing holds: the model described the prompt instead of running it.
+    assert ctx.intent and len(ctx.intent.split()) >= 5
+    assert ctx.intent.strip().lower().rstrip(".") not in {
+        "positive",
+        "negative",
+        "neutral",
+        "mixed",
+    }
+    assert ctx.rules and all(len(r.text.split()) >= 3 for r in ctx.rules)
+    assert len(ctx.inverse_rules) == len(ctx.rules)
+    generated = [t for t in ctx.tests if t.origin == "generated"]
+    assert generated
+    for test in generated:
+        assert test.rule_id in {r.id for r in ctx.all_rules}
+        assert isinstance(test.inputs.get("review"), str) and test.inputs["review"].strip()
+    for name in ("intent.txt", "rules.md", "tests.json", "tests.csv", "tests.md"):
+        assert (out / name).is_file()

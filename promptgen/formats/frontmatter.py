@@ -65,6 +65,7 @@ class InstructionsSection(_Open):
     inputSpec: str | None = None
     outputRules: str | None = None
     inverseOutputRules: str | None = None
+    tests: str | None = Field(None, description="Guidance for test generation.")
     testExpansion: str | None = None
 
 
@@ -113,6 +114,24 @@ class Frontmatter(_Open):
     baselineTests: bool | None = None
     dropUngrounded: bool | None = None
     keepInvalid: bool | None = None
+
+
+RUN_OPTION_KEYS = (
+    "effort",
+    "maxRules",
+    "testsPerRule",
+    "maxRulesPerTestGeneration",
+    "splitRules",
+    "testGenerations",
+    "testExpansions",
+    "runsPerTest",
+    "maxTestsToRun",
+    "groundedness",
+    "validity",
+    "baselineTests",
+    "dropUngrounded",
+    "keepInvalid",
+)
 
 
 def known_keys() -> set[str]:

@@ -16,7 +16,12 @@ from promptgen.formats.common import (
     split_sample,
     strip_suffix,
 )
-from promptgen.formats.frontmatter import Frontmatter, InputProperty, known_keys
+from promptgen.formats.frontmatter import (
+    RUN_OPTION_KEYS,
+    Frontmatter,
+    InputProperty,
+    known_keys,
+)
 from promptgen.formats.refs import RefResolver, read_data_file
 from promptgen.formats.validate import validate_section
 from promptgen.model import (
@@ -82,6 +87,9 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
         tags=front.tags or list(metadata.get("tags") or []),
         template_engine=engine,
         outputs=front.outputs,
+        run_options={
+            k: getattr(front, k) for k in RUN_OPTION_KEYS if getattr(front, k) is not None
+        },
         frontmatter=raw,
         extra=extra,
         warnings=warnings,
@@ -202,5 +210,6 @@ def _instructions(section: Any) -> StageInstructions:
         input_spec=section.inputSpec,
         output_rules=section.outputRules,
         inverse_output_rules=section.inverseOutputRules,
+        tests=section.tests,
         test_expansion=section.testExpansion,
     )

@@ -19,7 +19,7 @@ from promptgen.stages.common import (
 
 
 class IntentAnswer(BaseModel):
-    intent: str = Field(description="One sentence.")
+    intent: str = Field(min_length=20, description="One complete sentence.")
 
 
 class InputSpecAnswer(BaseModel):

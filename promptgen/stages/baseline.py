@@ -43,6 +43,9 @@ async def _scenario(ctx: Context, llm: LLM, scenario: Scenario | None, count: in
     for case in result.parsed.tests[:count]:
         inputs, _ = complete_inputs(ctx.prompt, case_inputs(case), names)
         if inputs is None:
+            record.counts["missing_input_dropped"] = (
+                record.counts.get("missing_input_dropped", 0) + 1
+            )
             continue
         test = Test(
             id=Test.make_id("baseline", None, name, inputs),

@@ -89,14 +89,18 @@ def _add_samples(ctx: Context) -> None:
         return
     seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
     for sample in ctx.prompt.test_samples:
-        if input_key(None, sample.inputs) in seen:
+        key = input_key(None, sample.inputs)
+        if key in seen:
             continue
+        seen.add(key)
         expected = sample.expected
+        if expected is not None and not isinstance(expected, str):
+            expected = json.dumps(expected, ensure_ascii=False)
         ctx.tests.append(
             Test(
                 id=Test.make_id("sample", None, None, sample.inputs),
                 inputs=sample.inputs,
-                expected_output=None if expected is None else str(expected),
+                expected_output=expected,
                 origin="sample",
                 valid=True,
                 validity_reason="supplied by the prompt's author",
