@@ -165,16 +165,23 @@ def test_precedence_flag_over_frontmatter_over_effort(tmp_path: Path) -> None:
     assert rows["baseline_tests"] == ["False", "default"]
 
 
-def test_provider_failure_keeps_work_and_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("failing", "redo"),
+    [("TestCases", {"TestCases"}), ("RulesAnswer", {"RulesAnswer", "InverseAnswer", "TestCases"})],
+)
+def test_provider_failure_keeps_work_and_resumes(
+    tmp_path: Path, failing: str, redo: set[str]
+) -> None:
     out = tmp_path / "out"
     args = ["samples/classify-sentiment.prompty", "--effort", "min", "--out", str(out)]
-    broken = PipelineResponder(fail_stage="TestCases")
-    with FakeLLM(responder=broken) as fake:
+    with FakeLLM(responder=PipelineResponder(fail_stage=failing)) as fake:
         result = promptgen(tmp_path, *args, "--api-base", fake.url)
     assert result.returncode == 3
     assert "re-run the same command" in result.stderr and "Traceback" not in result.stderr
     ctx = load_context(out / "context.json")
-    assert ctx.rules and ctx.stages["tests"].status == "failed"
+    assert ctx.intent and ctx.stages["tests"].status in ("failed", "skipped")
+    if failing == "RulesAnswer":  # nothing that needs the rules ran on without them
+        assert ctx.stages["inverse_rules"].status == "skipped" and not ctx.inverse_rules
     with FakeLLM(responder=PipelineResponder()) as fake:
         again = promptgen(tmp_path, *args, "--api-base", fake.url)
         names = [
@@ -182,7 +189,7 @@ def test_provider_failure_keeps_work_and_resumes(tmp_path: Path) -> None:
         ]
     assert again.returncode == 0, again.stderr
     assert "resuming" in again.stderr
-    assert set(names) == {"TestCases"}  # only the unfinished work was asked for
+    assert set(names) == redo  # only the unfinished work was asked for
     check_context(out)
 
 
