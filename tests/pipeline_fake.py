@@ -39,7 +39,7 @@ class PipelineResponder:
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         if name == "IntentAnswer":
-            return {"intent": "Transforms the given input into the requested output."}
+            return {"task_description": "Transforms the given input into the requested output."}
         if name == "InputSpecAnswer":
             return {"constraints": ["Each input is a non-empty string.", "Inputs are English."]}
         if name == "RulesAnswer":

@@ -91,12 +91,29 @@ def load_model(name: str) -> Any:
         return _models[name]
 
 
+# Bounds above these unroll into grammars llama.cpp refuses; validation still checks them.
+_GRAMMAR_BOUNDS = {"maxLength": 500, "maxItems": 50}
+
+
+def _grammar_schema(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: _grammar_schema(v)
+            for k, v in node.items()
+            if not (k in _GRAMMAR_BOUNDS and isinstance(v, int) and v > _GRAMMAR_BOUNDS[k])
+        }
+    if isinstance(node, list):
+        return [_grammar_schema(v) for v in node]
+    return node
+
+
 def gbnf_for(schema: dict[str, Any]) -> str:
     """The GBNF grammar for `schema`, with control characters kept out of strings."""
     _llama_cpp()
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    return json_schema_to_gbnf(json.dumps(schema)).replace(_LOOSE_CHAR, _STRICT_CHAR)
+    grammar = json_schema_to_gbnf(json.dumps(_grammar_schema(schema)))
+    return grammar.replace(_LOOSE_CHAR, _STRICT_CHAR)
 
 
 def grammar_for(schema: dict[str, Any]) -> Any:

@@ -82,6 +82,25 @@ def output_spec(output: type[BaseModel] | dict[str, Any]) -> OutputSpec:
     return OutputSpec(name=output.__name__, schema=strict_schema(output), model=output)
 
 
+_LENGTH_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems")
+
+
+def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema without length bounds, which some providers' strict modes refuse.
+
+    The bounds still apply: the local grammar enforces them and validation checks them.
+    """
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in _LENGTH_KEYWORDS}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(schema)
+
+
 def schema_instructions(schema: dict[str, Any]) -> str:
     return (
         "Answer with one JSON object only (no prose, no code fence) that validates "

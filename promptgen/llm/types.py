@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptgen.errors import BadInputError
+from promptgen.llm.structured import provider_schema
 from promptgen.results import Usage
 
 Messages = list[dict[str, Any]]
@@ -45,7 +46,7 @@ class ChatRequest:
                 "type": "json_schema",
                 "json_schema": {
                     "name": self.schema_name,
-                    "schema": self.json_schema,
+                    "schema": provider_schema(self.json_schema),
                     "strict": self.strict,
                 },
             }

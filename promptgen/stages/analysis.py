@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
 from promptgen.context import Context
@@ -19,20 +21,29 @@ from promptgen.stages.common import (
 
 
 class IntentAnswer(BaseModel):
-    intent: str = Field(min_length=20, description="One complete sentence.")
+    # The field name itself steers small models toward describing, not answering.
+    task_description: str = Field(
+        min_length=20, max_length=300, description="One sentence describing the task."
+    )
+
+
+# Bounded lengths keep a small model from running on until its token limit.
+Sentence = Annotated[str, Field(min_length=3, max_length=300)]
 
 
 class InputSpecAnswer(BaseModel):
-    constraints: list[str] = Field(description="One constraint on the inputs per item.")
+    constraints: list[Sentence] = Field(
+        min_length=1, max_length=15, description="One constraint on the inputs per item."
+    )
 
 
 class RulesAnswer(BaseModel):
-    rules: list[str]
+    rules: list[Sentence] = Field(min_length=1, max_length=50)
 
 
 class InverseItem(BaseModel):
     number: int = Field(description="The number of the rule this one inverts.")
-    inverse: str
+    inverse: Sentence
 
 
 class InverseAnswer(BaseModel):
@@ -54,7 +65,7 @@ async def intent(ctx: Context, llm: LLM, options: Options) -> Context:
     if not result.ok:
         ctx.stage("intent").error = result.error
         return ctx
-    ctx.intent = result.parsed.intent.strip()
+    ctx.intent = result.parsed.task_description.strip()
     return ctx
 
 

@@ -20,16 +20,21 @@ class _Open(BaseModel):
 def _case_models(names: tuple[str, ...], with_rule: bool) -> tuple[type[BaseModel], ...]:
     # Field names are safe identifiers; the JSON keys are the input names themselves.
     fields: dict[str, Any] = {
-        f"input_{i}": (str | None, Field(alias=name)) for i, name in enumerate(names)
+        f"input_{i}": (str | None, Field(alias=name, max_length=4000))
+        for i, name in enumerate(names)
     }
     inputs = create_model("Inputs", __base__=_Open, **fields)
     case_fields: dict[str, Any] = {
         "inputs": (inputs, ...),
-        "expected_output": (str, Field(description="What a correct output would be.")),
-        "reasoning": (str, Field(description="One sentence.")),
+        "expected_output": (
+            str,
+            Field(max_length=3000, description="What a correct output would be."),
+        ),
+        "reasoning": (str, Field(max_length=400, description="One sentence.")),
     }
     if with_rule:
-        case_fields = {"rule": (str, Field(description="The label, e.g. R1 or I2.")), **case_fields}
+        label = (str, Field(max_length=8, description="The label, e.g. R1 or I2."))
+        case_fields = {"rule": label, **case_fields}
     case = create_model("TestCase", __base__=_Open, **case_fields)
     many = create_model("TestCases", __base__=_Open, tests=(list[case], ...))  # type: ignore[valid-type]
     return case, many

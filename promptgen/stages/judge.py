@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from promptgen.context import Context
 from promptgen.llm import LLM, bounded_gather
@@ -15,12 +15,12 @@ from promptgen.stages.common import prompt_text, stage_messages
 
 class Grounded(BaseModel):
     grounded: bool
-    reason: str
+    reason: str = Field(max_length=400)
 
 
 class Valid(BaseModel):
     valid: bool
-    reason: str
+    reason: str = Field(max_length=400)
 
 
 async def groundedness(ctx: Context, llm: LLM, options: Options) -> Context:
