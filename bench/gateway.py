@@ -26,10 +26,11 @@ from promptgen.llm import LLM, bounded_gather, load_settings
 
 
 @contextmanager
-def fake_server(latency: float = 0.0) -> Iterator[str]:
+def fake_server(latency: float = 0.0, pipeline: bool = False) -> Iterator[str]:
     """The fake server in its own process, so it does not share the GIL with the client."""
+    extra = ["--pipeline"] if pipeline else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakellm", "--latency", str(latency)],
+        [sys.executable, "-m", "tests.fakellm", "--latency", str(latency), *extra],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -20,6 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import openai  # noqa: F401  (imported before timing: it is process start-up, not pipeline work)
+
 from bench.gateway import fake_server
 from promptgen.llm import LLM, load_settings
 from promptgen.pipeline import Runner
@@ -57,9 +59,12 @@ def run_once(url: str | None, effort: str, concurrency: int, model: str | None =
 def remote(latency: float, serial: bool) -> None:
     print(f"pipeline, fake server with {latency * 1000:.0f} ms per call, 3 inputs, 2 scenarios:")
     print("effort  calls  depth  wall (s)  wall/(depth*latency)  serial (s)  speed-up")
-    with fake_server(latency) as url:
+    with fake_server(latency, pipeline=True) as url:
+        run_once(url, "min", concurrency=256)  # warm up: imports, first connections
         for effort in EFFORTS:
             ctx, wall, options = run_once(url, effort, concurrency=256)
+            unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
+            assert not unfinished, f"stages did not finish: {unfinished}"
             calls = ctx.usage.total.calls
             depth = critical_path(options)
             ratio = wall / (depth * latency)

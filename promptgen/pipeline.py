@@ -172,13 +172,10 @@ class Runner:
 
         await asyncio.gather(self.stage("intent"), self.stage("input_spec"), rules_then_judged())
         await asyncio.gather(self.stage("tests"), self.stage("baseline"))
-        # Validity of the tests so far runs beside expansion; expanded tests follow.
-        await asyncio.gather(self.stage("expand"), self._validity_ahead())
+        # Expanded tests need validity too, so validity judges everything in one round
+        # after expansion (judging early would not shorten the critical path).
+        await self.stage("expand")
         await self.stage("validity")
-
-    async def _validity_ahead(self) -> None:
-        if self.options.validity and self.options.test_expansions > 0:
-            await judge.validity(self.ctx, self.llm, self.options)
 
     async def _poll(self) -> None:
         while True:

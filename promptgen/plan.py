@@ -36,7 +36,9 @@ def planned_calls(ctx: Context, options: Options) -> dict[str, int]:
     total_tests = generated * (1 + options.test_expansions) + (
         generated if options.baseline_tests else 0
     )
-    plan["validity"] = total_tests if options.validity else 0
+    from promptgen.stages.judge import VALIDITY_BATCH
+
+    plan["validity"] = -(-total_tests // VALIDITY_BATCH) if options.validity else 0
     return {k: v for k, v in plan.items() if v}
 
 

@@ -173,8 +173,14 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description="fake OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--pipeline", action="store_true", help="answer every pipeline stage")
     args = parser.parse_args()
-    with FakeLLM(latency=args.latency) as server:
+    responder = None
+    if args.pipeline:
+        from tests.pipeline_fake import PipelineResponder
+
+        responder = PipelineResponder()
+    with FakeLLM(latency=args.latency, responder=responder) as server:
         print(server.url, flush=True)
         sys.stdin.read()
 

@@ -58,8 +58,14 @@ class PipelineResponder:
             }
         if name == "Grounded":
             return {"grounded": n % 5 != 0, "reason": "stated in the prompt"}
-        if name == "Valid":
-            return {"valid": n % 7 != 0, "reason": "meets the specification"}
+        if name == "Verdicts":
+            numbers = [int(m) for m in re.findall(r"^(\d+)\. \{", text, re.M)]
+            return {
+                "verdicts": [
+                    {"number": k, "valid": (n + k) % 7 != 0, "reason": "meets the specification"}
+                    for k in numbers
+                ]
+            }
         if name in ("TestCases", "TestCase"):
             return self._cases(name, schema, text, n)
         return {"answer": "ok"}

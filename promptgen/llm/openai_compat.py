@@ -16,13 +16,20 @@ class OpenAICompatBackend:
     default_concurrency = 8
 
     def __init__(self, api_base: str) -> None:
-        from openai import AsyncOpenAI
+        import httpx
+        from openai import AsyncOpenAI, DefaultAioHttpClient
 
         self.api_base = api_base
+        # aiohttp's connection pool stays fast with hundreds of calls in flight; httpx's
+        # default pool scans every connection for every request.
+        http_client = DefaultAioHttpClient(
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=512)
+        )
         self._client = AsyncOpenAI(
             base_url=api_base,
             api_key=os.environ.get("OPENAI_API_KEY") or "no-key",
             max_retries=0,  # the gateway retries
+            http_client=http_client,
         )
 
     async def aclose(self) -> None:

@@ -8,6 +8,7 @@ validated, and one repair turn quoting the validation error is allowed.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -79,7 +80,13 @@ def output_spec(output: type[BaseModel] | dict[str, Any]) -> OutputSpec:
     if isinstance(output, dict):
         name = str(output.get("title") or "answer").replace(" ", "_")[:64]
         return OutputSpec(name=name, schema=output, strict=False)
-    return OutputSpec(name=output.__name__, schema=strict_schema(output), model=output)
+    return _model_spec(output)
+
+
+@functools.lru_cache(maxsize=256)
+def _model_spec(model: type[BaseModel]) -> OutputSpec:
+    """Schemas of pydantic models are built once, not on every call."""
+    return OutputSpec(name=model.__name__, schema=strict_schema(model), model=model)
 
 
 _LENGTH_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems")

@@ -18,9 +18,19 @@ class Grounded(BaseModel):
     reason: str = Field(max_length=400)
 
 
-class Valid(BaseModel):
+class Verdict(BaseModel):
+    number: int
     valid: bool
     reason: str = Field(max_length=400)
+
+
+class Verdicts(BaseModel):
+    verdicts: list[Verdict]
+
+
+# Tests judged per call: one call per test costs a round trip and a copy of the
+# specification each; a handful per call keeps each judgement focused.
+VALIDITY_BATCH = 8
 
 
 async def groundedness(ctx: Context, llm: LLM, options: Options) -> Context:
@@ -41,21 +51,28 @@ async def _ground(ctx: Context, llm: LLM, rule: Rule) -> None:
 
 async def validity(ctx: Context, llm: LLM, options: Options) -> Context:
     todo = [t for t in ctx.tests if t.valid is None]
-    await bounded_gather([lambda t=t: _judge(ctx, llm, t) for t in todo])
+    batches = [todo[i : i + VALIDITY_BATCH] for i in range(0, len(todo), VALIDITY_BATCH)]
+    await bounded_gather([lambda b=b: _judge(ctx, llm, b) for b in batches])
     record = ctx.stage("validity")
     record.counts = {
         "valid": sum(t.valid is True for t in ctx.tests),
         "invalid": sum(t.valid is False for t in ctx.tests),
+        "not_judged": sum(t.valid is None for t in ctx.tests),
     }
     return ctx
 
 
-async def _judge(ctx: Context, llm: LLM, test: Test) -> None:
-    shown = json.dumps(test.inputs, ensure_ascii=False, indent=1)
-    messages = stage_messages("validity", input_spec=ctx.input_spec or "", test=shown)
-    result = await llm.complete(messages, model="eval", output=Valid, stage="validity")
+async def _judge(ctx: Context, llm: LLM, tests: list[Test]) -> None:
+    shown = "\n".join(
+        f"{i}. {json.dumps(t.inputs, ensure_ascii=False)}" for i, t in enumerate(tests, start=1)
+    )
+    messages = stage_messages("validity", input_spec=ctx.input_spec or "", tests=shown)
+    result = await llm.complete(messages, model="eval", output=Verdicts, stage="validity")
     if not result.ok:
         ctx.stage("validity").error = result.error
         return
-    test.valid, test.validity_reason = result.parsed.valid, result.parsed.reason
+    for verdict in result.parsed.verdicts:
+        if 1 <= verdict.number <= len(tests) and tests[verdict.number - 1].valid is None:
+            test = tests[verdict.number - 1]
+            test.valid, test.validity_reason = verdict.valid, verdict.reason
     ctx.checkpoint()
