@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -12,6 +13,22 @@ from tests import corpus
 from tests.fakellm import FakeLLM
 
 REPO = Path(__file__).resolve().parents[1]
+# One event loop for all gateway tests, so HTTP sessions are closed in the loop that
+# opened them (an aiohttp session cannot be closed from another loop).
+LOOP = asyncio.Runner()
+OPEN_GATEWAYS: list[LLM] = []
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return LOOP.run(coro)
+
+
+@pytest.fixture(autouse=True)
+def _close_gateways() -> Iterator[None]:
+    yield
+    while OPEN_GATEWAYS:
+        LOOP.run(OPEN_GATEWAYS.pop().aclose())
+
 
 needs_corpus = pytest.mark.skipif(
     not corpus.available(), reason=f"shared corpus not found at {corpus.CORPUS}"
@@ -80,5 +97,5 @@ def gateway(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     settings = load_settings(cli, env={}, cwd=tmp_path)
     llm = LLM(settings, retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05))
+    OPEN_GATEWAYS.append(llm)
     yield llm
-    llm.close()

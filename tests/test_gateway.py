@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from promptgen.llm import LLM, ModelConfigError, RetryPolicy, bounded_gather, load_settings
+from tests.conftest import OPEN_GATEWAYS, run
 from tests.fakellm import FakeLLM, Reply, json_reply
 
 HI = [{"role": "user", "content": "Say hi"}]
@@ -21,17 +22,15 @@ class Verdict(BaseModel):
     reason: str
 
 
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(coro)
-
-
 def make(fake: FakeLLM, tmp_path: Path, **cli: object) -> LLM:
     settings = load_settings(
         {"api_base": fake.url, "rules": "openai/fake", "cache_dir": str(tmp_path / "c"), **cli},
         env={},
         cwd=tmp_path,
     )
-    return LLM(settings, retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05))
+    llm = LLM(settings, retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05))
+    OPEN_GATEWAYS.append(llm)
+    return llm
 
 
 def test_plain_answer_and_usage(fake_llm: FakeLLM, gateway: LLM) -> None:
