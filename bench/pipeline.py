@@ -31,11 +31,14 @@ from promptgen.run import prepare
 
 PROMPT = REPO / "bench" / "fixtures" / "two-scenarios.prompty"
 EFFORTS = ("min", "low", "medium", "high")
+LOCAL_SAMPLE = REPO / "samples" / "classify-sentiment.prompty"
 
 
-def run_once(url: str | None, effort: str, concurrency: int, model: str | None = None):  # type: ignore[no-untyped-def]
+def run_once(  # type: ignore[no-untyped-def]
+    url: str | None, effort: str, concurrency: int, model: str | None = None, prompt: Path = PROMPT
+):
     with tempfile.TemporaryDirectory() as tmp:
-        prepared = prepare(PROMPT, Path(tmp) / "out", {"effort": effort}, fresh=True)
+        prepared = prepare(prompt, Path(tmp) / "out", {"effort": effort}, fresh=True)
         cli = {"api_base": url, "concurrency": concurrency, "cache": False}
         if model:
             cli.update({a: model for a in ("rules", "eval", "baseline")})
@@ -79,8 +82,10 @@ def remote(latency: float, serial: bool) -> None:
 
 
 def local() -> None:
-    print("embedded model local/qwen2.5-coder-1.5b, --effort min (2 cores):")
-    ctx, wall, _ = run_once(None, "min", concurrency=1, model="local/qwen2.5-coder-1.5b")
+    print("embedded model local/qwen2.5-coder-1.5b, --effort min, samples/" + LOCAL_SAMPLE.name)
+    ctx, wall, _ = run_once(
+        None, "min", concurrency=1, model="local/qwen2.5-coder-1.5b", prompt=LOCAL_SAMPLE
+    )
     for name, record in ctx.stages.items():
         u = record.usage
         print(

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from promptgen.errors import PromptgenError
+from promptgen.inspect_view import print_warnings
 from promptgen.llm import load_settings
 from promptgen.options import effort_table
 from promptgen.pipeline import failed_stages
@@ -112,6 +113,7 @@ def run(
         "instructions": instructions or None,
     }
     prepared = prepare(file, out, cli, fresh)
+    print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
     if print_options:
@@ -132,5 +134,5 @@ def run(
     )
     ctx, wall = execute(prepared, settings, quiet)
     typer.echo(summary(ctx, prepared.out, wall))
-    if failed_stages(ctx):
+    if failed_stages(ctx, prepared.options):
         raise PromptgenError("some stages did not finish; re-run the same command to resume")

@@ -183,6 +183,10 @@ class Runner:
             await asyncio.sleep(0.2)
 
 
-def failed_stages(ctx: Context) -> list[str]:
-    """Stages a re-run still has to finish."""
-    return [n for n, r in ctx.stages.items() if r.status in ("failed", "skipped", "running")]
+def failed_stages(ctx: Context, options: Options) -> list[str]:
+    """Enabled stages a re-run still has to finish."""
+    return [
+        n
+        for n, r in ctx.stages.items()
+        if r.status in ("failed", "skipped", "running") and STAGES[n].enabled(options)
+    ]

@@ -156,7 +156,7 @@ def summary(ctx: Context, folder: Path, wall: float) -> str:
         f"wall time    {wall:.1f} s",
         f"output       {folder}",
     ]
-    failed = failed_stages(ctx)
+    failed = failed_stages(ctx, Options(**ctx.options))
     if failed:
         lines.append(f"unfinished   {', '.join(failed)} (re-run the same command to finish them)")
     return "\n".join(lines)

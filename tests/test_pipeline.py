@@ -88,18 +88,14 @@ def test_every_sample_at_min(
     assert "tests" in result.stdout and str(out) in result.stdout
 
 
-@pytest.mark.parametrize(
-    "sample",
-    ["translate-support-reply.prompty", "rate-product-title.prompty", "sql-from-question.prompty",
-     "summarize.prompt.yml", "extract-contacts.prompty"],
-)  # fmt: skip
-def test_samples_at_high(
-    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path, sample: str
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_every_sample_at_high(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path, sample: Path
 ) -> None:
     fake, _ = server
     out = tmp_path / "out"
     args = ["--effort", "high", "--baseline-tests", "--api-base", fake.url, "--out", str(out)]
-    result = promptgen(tmp_path, f"samples/{sample}", *args)
+    result = promptgen(tmp_path, str(sample), *args)
     assert result.returncode == 0, result.stderr
     check_context(out)
     ctx = load_context(out / "context.json")

@@ -91,16 +91,19 @@ def load_model(name: str) -> Any:
         return _models[name]
 
 
-# Bounds above these unroll into grammars llama.cpp refuses; validation still checks them.
+# Bounds above these unroll into grammars llama.cpp refuses.
 _GRAMMAR_BOUNDS = {"maxLength": 500, "maxItems": 50}
 
 
 def _grammar_schema(node: Any) -> Any:
+    """Large bounds are lowered to what a grammar can hold (a bound, not none: a small
+    model left unbounded can write one string until it runs out of tokens)."""
     if isinstance(node, dict):
         return {
-            k: _grammar_schema(v)
+            k: min(v, _GRAMMAR_BOUNDS[k])
+            if k in _GRAMMAR_BOUNDS and isinstance(v, int)
+            else _grammar_schema(v)
             for k, v in node.items()
-            if not (k in _GRAMMAR_BOUNDS and isinstance(v, int) and v > _GRAMMAR_BOUNDS[k])
         }
     if isinstance(node, list):
         return [_grammar_schema(v) for v in node]

@@ -33,8 +33,9 @@ async def _scenario(ctx: Context, llm: LLM, scenario: Scenario | None, count: in
         count=count,
     )  # fmt: skip
     result = await llm.complete(
-        messages, model="baseline", output=cases_model(names, with_rule=False), stage=STAGE
-    )
+        messages, model="baseline", output=cases_model(names, with_rule=False), stage=STAGE,
+        max_tokens=min(16000, 400 * count + 200),
+    )  # fmt: skip
     if not result.ok:
         record.error = result.error
         return

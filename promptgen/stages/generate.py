@@ -138,9 +138,10 @@ async def _chunk(ctx: Context, llm: LLM, options: Options, chunk: Chunk) -> None
             existing=existing,
             instructions=instruction(ctx.prompt, options.instructions, "tests"),
         )
+        expected = len(labels) * options.tests_per_rule
         result = await llm.complete(
             messages, model="rules", output=cases_model(names), temperature=options.temperature,
-            stage=STAGE,
+            stage=STAGE, max_tokens=min(16000, 400 * expected + 200),
         )  # fmt: skip
         if not result.ok:
             record.error = result.error

@@ -75,4 +75,7 @@ async def _judge(ctx: Context, llm: LLM, tests: list[Test]) -> None:
         if 1 <= verdict.number <= len(tests) and tests[verdict.number - 1].valid is None:
             test = tests[verdict.number - 1]
             test.valid, test.validity_reason = verdict.valid, verdict.reason
+    missing = sum(t.valid is None for t in tests)
+    if missing:
+        ctx.stage("validity").error = f"{missing} test(s) got no verdict; a re-run asks again"
     ctx.checkpoint()
