@@ -17,9 +17,12 @@ from tests.fakellm import Reply
 
 
 class PipelineResponder:
-    def __init__(self, rules: int = 4, fail_stage: str | None = None) -> None:
+    def __init__(
+        self, rules: int = 4, fail_stage: str | None = None, copy_first_inverse: bool = False
+    ) -> None:
         self.rules = rules
         self.fail_stage = fail_stage
+        self.copy_first_inverse = copy_first_inverse  # answer rule 1 with the rule itself once
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self.calls: dict[str, int] = {}
@@ -49,13 +52,15 @@ class PipelineResponder:
                 ]
             }
         if name == "InverseAnswer":
-            numbers = [int(m) for m in re.findall(r"^(\d+)\. ", text, re.M)]
-            return {
-                "inverse_rules": [
-                    {"number": k, "inverse": f"The output breaks requirement {k} ({n})."}
-                    for k in numbers
-                ]
-            }
+            found = re.findall(r"^(\d+)\. (.*)$", text, re.M)
+            items = [
+                {"number": int(k), "inverse": f"The output breaks requirement {k} ({n})."}
+                for k, _ in found
+            ]
+            if self.copy_first_inverse and items:
+                self.copy_first_inverse = False
+                items[0]["inverse"] = found[0][1]
+            return {"inverse_rules": items}
         if name == "Grounded":
             return {"grounded": n % 5 != 0, "reason": "stated in the prompt"}
         if name == "Verdicts":

@@ -243,3 +243,16 @@ def test_bad_context_file(tmp_path: Path) -> None:
     bad.write_text("{broken")
     result = promptgen(tmp_path, str(bad))
     assert result.returncode == 2 and "not valid JSON" in result.stderr
+
+
+def test_an_inverse_that_copies_its_rule_is_asked_again(tmp_path: Path) -> None:
+    responder = PipelineResponder(copy_first_inverse=True)
+    with FakeLLM(responder=responder) as fake:
+        args = ["--effort", "min", "--api-base", fake.url, "--out", str(tmp_path / "o")]
+        result = promptgen(tmp_path, "samples/haiku.md", *args)
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "o" / "context.json")
+    assert responder.calls["InverseAnswer"] == 2
+    texts = {r.id: r.text for r in ctx.rules}
+    assert all(inv.text != texts[inv.inverse_of] for inv in ctx.inverse_rules)
+    assert len(ctx.inverse_rules) == len(ctx.rules)

@@ -117,6 +117,13 @@ async def output_rules(ctx: Context, llm: LLM, options: Options) -> Context:
     return ctx
 
 
+def _same(a: str, b: str) -> bool:
+    def norm(text: str) -> str:
+        return " ".join(text.lower().replace(".", " ").split())
+
+    return norm(a) == norm(b)
+
+
 async def inverse_rules(ctx: Context, llm: LLM, options: Options) -> Context:
     """Exactly one inverse per rule, linked by id; a missing one is asked for again."""
     record = ctx.stage("inverse_rules")
@@ -142,6 +149,8 @@ async def inverse_rules(ctx: Context, llm: LLM, options: Options) -> Context:
         for item in result.parsed.inverse_rules:
             if 1 <= item.number <= len(todo) and item.inverse.strip():
                 source = todo[item.number - 1]
+                if _same(item.inverse, source.text):
+                    continue  # a copy of the rule is no inverse: ask again
                 if source.id not in have:
                     ctx.inverse_rules.append(Rule.make(item.inverse, inverse_of=source.id))
                     have.add(source.id)
