@@ -50,64 +50,59 @@ class InverseAnswer(BaseModel):
     inverse_rules: list[InverseItem]
 
 
+async def _ask(
+    ctx: Context, llm: LLM, options: Options, stage: str, template: str, output: type[BaseModel],
+    **values: object,
+) -> BaseModel | None:  # fmt: skip
+    """One analysis call about the prompt under test; a failure is recorded on the stage."""
+    messages = stage_messages(template, prompt=prompt_text(ctx.prompt), **values)
+    result = await llm.complete(
+        messages, model="rules", output=output, temperature=options.temperature, stage=stage
+    )
+    if not result.ok:
+        ctx.stage(stage).error = result.error
+        return None
+    return result.parsed
+
+
 async def intent(ctx: Context, llm: LLM, options: Options) -> Context:
     if ctx.intent is not None:
         return ctx
-    messages = stage_messages(
-        "intent",
-        prompt=prompt_text(ctx.prompt),
+    answer = await _ask(
+        ctx, llm, options, "intent", "intent", IntentAnswer,
         instructions=instruction(ctx.prompt, options.instructions, "intent"),
-    )
-    result = await llm.complete(
-        messages, model="rules", output=IntentAnswer, temperature=options.temperature,
-        stage="intent",
     )  # fmt: skip
-    if not result.ok:
-        ctx.stage("intent").error = result.error
-        return ctx
-    ctx.intent = result.parsed.task_description.strip()
+    if isinstance(answer, IntentAnswer):
+        ctx.intent = answer.task_description.strip()
     return ctx
 
 
 async def input_spec(ctx: Context, llm: LLM, options: Options) -> Context:
     if ctx.input_spec is not None:
         return ctx
-    messages = stage_messages(
-        "input_spec",
-        prompt=prompt_text(ctx.prompt),
+    answer = await _ask(
+        ctx, llm, options, "input_spec", "input_spec", InputSpecAnswer,
         inputs=inputs_text(ctx.prompt),
         samples=samples_text(ctx.prompt),
         instructions=instruction(ctx.prompt, options.instructions, "input_spec"),
-    )
-    result = await llm.complete(
-        messages, model="rules", output=InputSpecAnswer, temperature=options.temperature,
-        stage="input_spec",
     )  # fmt: skip
-    if not result.ok:
-        ctx.stage("input_spec").error = result.error
-        return ctx
-    ctx.input_spec = "\n".join(f"- {c.strip()}" for c in result.parsed.constraints if c.strip())
+    if isinstance(answer, InputSpecAnswer):
+        ctx.input_spec = "\n".join(f"- {c.strip()}" for c in answer.constraints if c.strip())
     return ctx
 
 
 async def output_rules(ctx: Context, llm: LLM, options: Options) -> Context:
     if "rules" in ctx.stage("rules").counts:
         return ctx
-    messages = stage_messages(
-        "output_rules",
-        prompt=prompt_text(ctx.prompt),
+    answer = await _ask(
+        ctx, llm, options, "rules", "output_rules", RulesAnswer,
         max_rules=options.max_rules or 0,
         instructions=instruction(ctx.prompt, options.instructions, "output_rules"),
-    )
-    result = await llm.complete(
-        messages, model="rules", output=RulesAnswer, temperature=options.temperature,
-        stage="rules",
     )  # fmt: skip
-    if not result.ok:
-        ctx.stage("rules").error = result.error
+    if not isinstance(answer, RulesAnswer):
         return ctx
     rules: list[Rule] = []
-    for text in result.parsed.rules:
+    for text in answer.rules:
         rule = Rule.make(text)
         if rule.text and rule.id not in {r.id for r in rules}:
             rules.append(rule)
