@@ -1,0 +1,228 @@
+"""Deterministic checks: each a small dataclass with one `evaluate` method.
+
+Written in YAML as `{name: arguments}`, e.g. `- regex: "^[A-Z]+$"` or
+`- word-count: {min: 3, max: 12}`; a `not-` prefix negates any check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from promptgen.errors import BadInputError
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    reason: str
+    score: float | None = None
+
+
+def _fold(text: str, ignore_case: bool) -> str:
+    return text.casefold() if ignore_case else text
+
+
+@dataclass
+class Equals:
+    """The output equals `value` (compared as JSON when `value` is an object or list)."""
+
+    name: ClassVar[str] = "equals"
+    value: Any
+
+    def evaluate(self, output: str) -> CheckResult:
+        if isinstance(self.value, (dict, list)):
+            try:
+                same = json.loads(output) == self.value
+            except json.JSONDecodeError:
+                return CheckResult(False, "the output is not JSON")
+            return CheckResult(same, "equal as JSON" if same else "differs as JSON")
+        same = output.strip() == str(self.value).strip()
+        return CheckResult(same, "equal" if same else f"expected {str(self.value)[:80]!r}")
+
+
+@dataclass
+class Contains:
+    name: ClassVar[str] = "contains"
+    value: str
+    ignore_case: bool = False
+
+    def evaluate(self, output: str) -> CheckResult:
+        found = _fold(str(self.value), self.ignore_case) in _fold(output, self.ignore_case)
+        return CheckResult(found, f"{'found' if found else 'missing'}: {str(self.value)[:80]!r}")
+
+
+@dataclass
+class ContainsSome:
+    """Any (`mode="any"`) or all (`mode="all"`) of `values` occur in the output."""
+
+    name: ClassVar[str] = "contains-any"
+    values: list[str]
+    mode: Literal["any", "all"] = "any"
+    ignore_case: bool = False
+
+    def evaluate(self, output: str) -> CheckResult:
+        text = _fold(output, self.ignore_case)
+        hits = [v for v in self.values if _fold(str(v), self.ignore_case) in text]
+        passed = bool(hits) if self.mode == "any" else len(hits) == len(self.values)
+        missing = [v for v in self.values if v not in hits]
+        reason = f"found {hits[:5]}" if passed else f"missing {missing[:5]}"
+        return CheckResult(passed, reason)
+
+
+@dataclass
+class Affix:
+    """The output starts (`where="start"`) or ends (`where="end"`) with `value`."""
+
+    name: ClassVar[str] = "starts-with"
+    value: str
+    where: Literal["start", "end"] = "start"
+    ignore_case: bool = False
+
+    def evaluate(self, output: str) -> CheckResult:
+        text, value = (
+            _fold(output.strip(), self.ignore_case),
+            _fold(str(self.value), self.ignore_case),
+        )
+        passed = text.startswith(value) if self.where == "start" else text.endswith(value)
+        return CheckResult(passed, f"{'' if passed else 'does not '}{self.where} with {value!r}")
+
+
+_FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X, "a": re.A}
+
+
+@dataclass
+class Regex:
+    name: ClassVar[str] = "regex"
+    pattern: str
+    flags: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.flags) - set(_FLAGS)
+        if unknown:
+            raise BadInputError(
+                f"regex flags {''.join(sorted(unknown))!r} are unknown", hint="use i, m, s, x, a"
+            )
+        value = 0
+        for flag in self.flags:
+            value |= _FLAGS[flag]
+        try:
+            self._compiled = re.compile(self.pattern, value)
+        except re.error as err:
+            raise BadInputError(f"regex {self.pattern!r} does not compile: {err}") from err
+
+    def evaluate(self, output: str) -> CheckResult:
+        match = self._compiled.search(output)
+        return CheckResult(
+            bool(match), f"{'matches' if match else 'no match for'} /{self.pattern}/"
+        )
+
+
+@dataclass
+class IsJson:
+    """The whole output is JSON (optionally valid against `schema`)."""
+
+    name: ClassVar[str] = "is-json"
+    schema: dict[str, Any] | None = None
+
+    def evaluate(self, output: str) -> CheckResult:
+        try:
+            value = json.loads(output)
+        except json.JSONDecodeError as err:
+            return CheckResult(False, f"not JSON: {err.msg} at line {err.lineno}")
+        if self.schema is None:
+            return CheckResult(True, "valid JSON")
+        from jsonschema import Draft202012Validator
+
+        errors = list(Draft202012Validator(self.schema).iter_errors(value))
+        if errors:
+            where = ".".join(str(p) for p in errors[0].absolute_path) or "value"
+            return CheckResult(False, f"{where}: {errors[0].message}"[:200])
+        return CheckResult(True, "valid JSON matching the schema")
+
+
+_COUNTERS: dict[str, Callable[[str], int]] = {
+    "words": lambda t: len(t.split()),
+    "lines": lambda t: len([ln for ln in t.split("\n") if ln.strip()]),
+    "sentences": lambda t: len([s for s in re.split(r"[.!?]+", t) if s.strip()]),
+    "paragraphs": lambda t: len([p for p in re.split(r"\n\s*\n", t) if p.strip()]),
+    "characters": len,
+}
+
+
+@dataclass
+class Count:
+    """The number of words/lines/sentences/paragraphs/characters is within bounds."""
+
+    name: ClassVar[str] = "word-count"
+    unit: str = "words"
+    min: int | None = None
+    max: int | None = None
+    equals: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in _COUNTERS:
+            raise BadInputError(
+                f"unknown count unit {self.unit!r}", hint=f"use one of {', '.join(_COUNTERS)}"
+            )
+        if self.min is None and self.max is None and self.equals is None:
+            raise BadInputError(f"{self.unit[:-1]}-count needs min, max or equals")
+
+    def evaluate(self, output: str) -> CheckResult:
+        n = _COUNTERS[self.unit](output)
+        ok = (self.equals is None or n == self.equals) and (self.min is None or n >= self.min)
+        ok = ok and (self.max is None or n <= self.max)
+        bounds = f"= {self.equals}" if self.equals is not None else f"in [{self.min}, {self.max}]"
+        return CheckResult(ok, f"{n} {self.unit}, expected {bounds}", score=float(n))
+
+
+@dataclass
+class Language:
+    """The output is written in `code` (ISO 639-1), by langdetect on its first 500 characters."""
+
+    name: ClassVar[str] = "language"
+    code: str
+
+    def evaluate(self, output: str) -> CheckResult:
+        from langdetect import DetectorFactory, LangDetectException, detect
+
+        DetectorFactory.seed = 0  # deterministic
+        try:
+            found = detect(output[:500])
+        except LangDetectException:
+            return CheckResult(False, "no language could be detected")
+        passed = found.split("-")[0] == self.code.lower().split("-")[0]
+        return CheckResult(passed, f"detected {found}, expected {self.code}")
+
+
+@dataclass
+class Levenshtein:
+    """Edit distance to `value` is at most `threshold`."""
+
+    name: ClassVar[str] = "levenshtein"
+    value: str
+    threshold: int = 5
+
+    def evaluate(self, output: str) -> CheckResult:
+        from rapidfuzz.distance import Levenshtein as distance
+
+        d = distance.distance(output.strip(), str(self.value).strip())
+        return CheckResult(d <= self.threshold, f"distance {d}, at most {self.threshold}", float(d))
+
+
+@dataclass
+class Not:
+    """Passes where `check` fails (the `not-` prefix)."""
+
+    check: Any
+
+    @property
+    def name(self) -> str:
+        return f"not-{self.check.name}"
+
+    def evaluate(self, output: str) -> CheckResult:
+        inner = self.check.evaluate(output)
+        return CheckResult(not inner.passed, f"not ({inner.reason})", inner.score)

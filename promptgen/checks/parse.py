@@ -1,0 +1,89 @@
+"""Build checks from their written form: `{name: arguments}` (YAML/JSON) or `name=value`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promptgen.checks.deterministic import (
+    Affix,
+    Contains,
+    ContainsSome,
+    Count,
+    Equals,
+    IsJson,
+    Language,
+    Levenshtein,
+    Not,
+    Regex,
+)
+from promptgen.errors import BadInputError
+
+COUNT_UNITS = {
+    "word": "words",
+    "line": "lines",
+    "sentence": "sentences",
+    "paragraph": "paragraphs",
+    "character": "characters",
+}
+_CASE_FOLDABLE = ("contains", "contains-any", "contains-all", "starts-with", "ends-with")
+NAMES = (
+    "equals contains icontains contains-any icontains-any contains-all icontains-all "
+    "starts-with ends-with istarts-with iends-with regex is-json language levenshtein "
+    + " ".join(f"{u}-count" for u in COUNT_UNITS)
+).split()
+
+
+def _kwargs(args: Any, main: str) -> dict[str, Any]:
+    """A scalar or list argument is the check's main field; a mapping is its fields."""
+    return dict(args) if isinstance(args, dict) else {main: args}
+
+
+def build(name: str, args: Any) -> Any:
+    if name.startswith("not-"):
+        return Not(build(name[4:], args))
+    ignore = name.startswith("i") and name[1:] in _CASE_FOLDABLE
+    base = name[1:] if ignore else name
+    try:
+        if base == "equals":
+            return Equals(
+                **_kwargs(args, "value")
+                if isinstance(args, dict) and "value" in args
+                else {"value": args}
+            )
+        if base == "contains":
+            return Contains(**_kwargs(args, "value"), ignore_case=ignore)
+        if base in ("contains-any", "contains-all"):
+            values = args if isinstance(args, list) else _kwargs(args, "values").get("values")
+            return ContainsSome(list(values or []), mode=base.split("-")[1], ignore_case=ignore)
+        if base in ("starts-with", "ends-with"):
+            where = "start" if base == "starts-with" else "end"
+            return Affix(**_kwargs(args, "value"), where=where, ignore_case=ignore)
+        if base == "regex":
+            return Regex(**_kwargs(args, "pattern"))
+        if base == "is-json":
+            return IsJson(schema=args if isinstance(args, dict) and args else None)
+        if base == "language":
+            return Language(**_kwargs(args, "code"))
+        if base == "levenshtein":
+            return Levenshtein(**_kwargs(args, "value"))
+        if base.endswith("-count") and base[:-6] in COUNT_UNITS:
+            bounds = args if isinstance(args, dict) else {"equals": args}
+            return Count(unit=COUNT_UNITS[base[:-6]], **bounds)
+    except TypeError as err:
+        raise BadInputError(f"check {name!r}: wrong arguments {args!r} ({err})") from err
+    raise BadInputError(f"unknown check {name!r}", hint="known checks: " + ", ".join(NAMES))
+
+
+def parse_check(spec: Any) -> Any:
+    """`{"regex": "^a"}`, or `"regex=^a"` from the command line."""
+    if isinstance(spec, str):
+        name, sep, value = spec.partition("=")
+        if not sep:
+            raise BadInputError(
+                f"check {spec!r} needs a value", hint='write NAME=VALUE, e.g. "contains=Hello"'
+            )
+        return build(name.strip(), value)
+    if isinstance(spec, dict) and len(spec) == 1:
+        ((name, args),) = spec.items()
+        return build(str(name), args)
+    raise BadInputError(f"a check is one {{name: arguments}} entry, got {spec!r}")

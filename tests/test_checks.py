@@ -1,0 +1,80 @@
+"""Every deterministic check, passing and failing, and how checks are written."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptgen.checks.parse import parse_check
+from promptgen.errors import BadInputError
+
+CASES = [
+    # (check as written, output that passes, output that fails)
+    ({"equals": "positive"}, "positive\n", "negative"),
+    ({"equals": {"a": 1}}, '{"a": 1}', '{"a": 2}'),
+    ({"contains": "Summary -"}, "Summary - a fox", "A fox"),
+    ({"icontains": "summary"}, "SUMMARY: x", "nothing"),
+    ({"contains-any": ["cat", "dog"]}, "a dog", "a bird"),
+    ({"icontains-any": ["CAT", "DOG"]}, "a dog", "a bird"),
+    ({"contains-all": ["cat", "dog"]}, "cat and dog", "cat only"),
+    ({"icontains-all": ["Cat", "Dog"]}, "CAT and DOG", "cat only"),
+    ({"starts-with": "Dear"}, "Dear Ann,", "Hi Ann"),
+    ({"istarts-with": "dear"}, "DEAR Ann", "Hi Ann"),
+    ({"ends-with": "Regards"}, "... Regards", "... Bye"),
+    ({"iends-with": "regards"}, "... REGARDS", "... Bye"),
+    ({"regex": "^[A-Z]+$"}, "ABC", "abc"),
+    ({"regex": {"pattern": "^abc$", "flags": "im"}}, "x\nABC", "xyz"),
+    ({"is-json": True}, '{"ok": true}', "{nope"),
+    (
+        {"is-json": {"type": "object", "required": ["name"]}},
+        '{"name": "x"}',
+        '{"other": 1}',
+    ),
+    ({"word-count": {"min": 2, "max": 4}}, "three short words", "one"),
+    ({"line-count": {"max": 2}}, "a\nb", "a\nb\nc"),
+    ({"sentence-count": {"equals": 2}}, "One. Two!", "One."),
+    ({"paragraph-count": {"min": 2}}, "a\n\nb", "a\nb"),
+    ({"character-count": {"max": 5}}, "abcde", "abcdef"),
+    (
+        {"language": "fr"},
+        "Bonjour, je voudrais réserver une table pour deux personnes ce soir.",
+        "Hello, I would like to book a table for two people tonight.",
+    ),
+    (
+        {"levenshtein": {"value": "kitten", "threshold": 3}},
+        "sitting",
+        "a completely different text",
+    ),
+    ({"not-contains": "sorry"}, "Here you go", "I'm sorry"),
+    ({"not-regex": "\\d"}, "no digits", "4 digits"),
+    ("contains=Hello", "Hello world", "Bye"),
+]
+
+
+@pytest.mark.parametrize(("spec", "good", "bad"), CASES, ids=lambda v: str(v)[:30])
+def test_check_passes_and_fails(spec: object, good: str, bad: str) -> None:
+    check = parse_check(spec)
+    assert check.evaluate(good).passed, check.evaluate(good).reason
+    result = check.evaluate(bad)
+    assert not result.passed and result.reason
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"shouts": "x"}, "unknown check"),
+        ({"regex": "("}, "does not compile"),
+        ({"regex": {"pattern": "a", "flags": "z"}}, "flags"),
+        ({"word-count": {}}, "needs min, max or equals"),
+        ("contains", "NAME=VALUE"),
+        ({"a": 1, "b": 2}, "one {name: arguments}"),
+        ({"levenshtein": {"value": "x", "oops": 1}}, "wrong arguments"),
+    ],
+)
+def test_bad_checks_are_clear_errors(spec: object, message: str) -> None:
+    with pytest.raises(BadInputError, match=message):
+        parse_check(spec)
+
+
+def test_counts_report_a_score() -> None:
+    result = parse_check({"word-count": {"max": 10}}).evaluate("one two three")
+    assert result.passed and result.score == 3.0
