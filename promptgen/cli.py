@@ -18,8 +18,13 @@ from promptgen.formats import load_prompt
 from promptgen.inspect_view import inspect_data, print_inspect, print_warnings
 from promptgen.schemas import SCHEMAS, schema_text, write_schemas
 
+
+class PromptgenGroup(DefaultCommandGroup):
+    default_command = "run"  # `promptgen FILE` is `promptgen run FILE`
+
+
 app = typer.Typer(
-    cls=DefaultCommandGroup,
+    cls=PromptgenGroup,
     name="promptgen",
     help="Generate and run tests for LLM prompts (.prompty, .prompt.yml, .md, .txt).",
     epilog="Docs in docs/: runs, options, stages, formats, rendering, llm, context. "
@@ -88,7 +93,6 @@ def schema(
 app.command(name="run", epilog=cli_run.EPILOG)(cli_run.run)
 app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
-DefaultCommandGroup.default_command = "run"
 
 
 def main() -> None:
