@@ -15,7 +15,8 @@ from promptgen import __version__, cli_llm, cli_run
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.formats import load_prompt
-from promptgen.inspect_view import inspect_data, print_inspect, print_warnings
+from promptgen.inspect_view import inspect_data, print_inspect
+from promptgen.progress import print_warnings
 from promptgen.schemas import SCHEMAS, schema_text, write_schemas
 
 

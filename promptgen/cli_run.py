@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from promptgen.errors import PromptgenError
-from promptgen.inspect_view import print_warnings
 from promptgen.llm import load_settings
 from promptgen.options import effort_table
 from promptgen.pipeline import failed_stages
+from promptgen.progress import print_warnings
 from promptgen.run import dry_run_table, execute, options_table, prepare, summary
 
 GEN = "Generation"

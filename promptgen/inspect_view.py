@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from rich.console import Console, Group
@@ -53,11 +52,6 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
         "rendered": rendered,
         "render_error": render_error,
     }
-
-
-def print_warnings(warnings: list[str]) -> None:
-    for warning in warnings:  # plain lines: never wrapped, easy to grep
-        print(f"promptgen: warning: {warning}", file=sys.stderr)
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -24,6 +24,11 @@ class Reporter(Protocol):
     def close(self) -> None: ...
 
 
+def print_warnings(warnings: list[str]) -> None:
+    for warning in warnings:  # plain lines: never wrapped, easy to grep
+        print(f"promptgen: warning: {warning}", file=sys.stderr)
+
+
 def usage_text(usage: Usage) -> str:
     cached = f", {usage.cache_hits} cached" if usage.cache_hits else ""
     cost = f", ${usage.cost:.4f}" if usage.cost else ""

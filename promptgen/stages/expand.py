@@ -7,7 +7,7 @@ from promptgen.llm import LLM, bounded_gather
 from promptgen.options import Options
 from promptgen.results import Test
 from promptgen.stages.cases import case_inputs, case_model, complete_inputs, shown
-from promptgen.stages.common import instruction, prompt_text, stage_messages
+from promptgen.stages.common import generated_inputs, instruction, prompt_text, stage_messages
 
 STAGE = "expand"
 
@@ -30,7 +30,7 @@ async def _expand(ctx: Context, llm: LLM, options: Options, test: Test, round_: 
     record = ctx.stage(STAGE)
     rule = ctx.rule(test.rule_id)
     fixed = set(next((s.parameters for s in ctx.prompt.scenarios if s.name == test.scenario), {}))
-    names = [n for n in ctx.prompt.inputs if n not in fixed]
+    names = generated_inputs(ctx.prompt, fixed)
     messages = stage_messages(
         "expand",
         prompt=prompt_text(ctx.prompt),
