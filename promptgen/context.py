@@ -28,6 +28,7 @@ from promptgen.errors import ContextError
 from promptgen.model import PromptUnderTest
 from promptgen.results import (
     GroundtruthAttempt,
+    MetricInfo,
     MetricResult,
     Rule,
     StageRecord,
@@ -61,6 +62,9 @@ class Context(BaseModel):
     inverse_rules: list[Rule] = Field(default_factory=list)
     tests: list[Test] = Field(default_factory=list)
     test_runs: list[TestRun] = Field(default_factory=list)
+    metrics: list[MetricInfo] = Field(
+        default_factory=list, description="Every metric the results below were scored with."
+    )
     metric_results: list[MetricResult] = Field(default_factory=list)
     groundtruth: list[GroundtruthAttempt] = Field(default_factory=list)
     review: TestReview | None = None
@@ -85,6 +89,14 @@ class Context(BaseModel):
 
     def rule(self, rule_id: str | None) -> Rule | None:
         return next((r for r in self.all_rules if r.id == rule_id), None)
+
+    def test(self, test_id: str) -> Test | None:
+        return next((t for t in self.tests if t.id == test_id), None)
+
+    @property
+    def models_run(self) -> list[str]:
+        """Models under test with at least one run, in first-run order."""
+        return list(dict.fromkeys(r.model for r in self.test_runs))
 
     @model_validator(mode="before")
     @classmethod

@@ -101,6 +101,10 @@ class PromptUnderTest(_Model):
     tags: list[str] = Field(default_factory=list)
     template_engine: TemplateEngine = "jinja2"
     outputs: Any = None
+    checks: list[Any] = Field(
+        default_factory=list,
+        description="Deterministic checks from the frontmatter, as written ({name: args}).",
+    )
     run_options: dict[str, Any] = Field(
         default_factory=dict, description="Run options set in the frontmatter (camelCase keys)."
     )

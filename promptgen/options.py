@@ -40,6 +40,32 @@ class Options(BaseModel):
     temperature: float | None = Field(
         None, description="Temperature for the generation stages (None: provider default)."
     )
+    # Evaluation (docs/metrics.md).
+    models: list[str] = Field(default_factory=list, description="Models under test.")
+    eval_models: list[str] = Field(
+        default_factory=list, description="Judges for every metric (empty: the eval alias)."
+    )
+    groundtruth: bool = Field(False, description="Ask a groundtruth model to answer each test.")
+    groundtruth_model: str | None = Field(None, description="None: the groundtruth alias.")
+    groundtruth_eval_models: list[str] = Field(
+        default_factory=list, description="Judges of groundtruth answers (empty: eval_models)."
+    )
+    groundtruth_threshold: float = Field(
+        80.0, ge=0, le=100, description="Average score a groundtruth answer needs (0-100)."
+    )
+    groundtruth_retries: int = Field(2, ge=0, description="Fresh answers asked after the first.")
+    compliance: bool = Field(True, description="Judge every output against the rules.")
+    metric_files: list[str] = Field(default_factory=list, description="Extra *.metric.prompty.")
+    custom_metrics: list[str] = Field(default_factory=list, description="Inline metric prompts.")
+    checks: list[str] = Field(default_factory=list, description="Checks given as NAME=VALUE.")
+    model_params: dict[str, Any] = Field(
+        default_factory=dict, description="Call parameters for the models under test."
+    )
+    test_ids: list[str] = Field(
+        default_factory=list, description="Evaluate only these tests (from --tests FILE)."
+    )
+    rate_tests: bool = Field(False, alias="rateTests")
+    filter_tests: int | None = Field(None, alias="filterTests", ge=1)
     instructions: dict[str, str] = Field(
         default_factory=dict, description="Per-stage instructions given on the command line."
     )

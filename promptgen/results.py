@@ -113,6 +113,15 @@ class Test(_Record):
         return content_id("test", origin, rule_id, scenario, inputs)
 
 
+class MetricSummary(_Record):
+    """One metric on one run, averaged over its judges (ok counts 100, err 0)."""
+
+    score: float | None = Field(None, description="Average 0-100 over the judges that answered.")
+    outcome: Outcome = "unknown"
+    judges: int = Field(0, description="Judges (or checks) that gave a verdict.")
+    errors: int = Field(0, description="Judges whose call failed.")
+
+
 class TestRun(_Record):
     """One (test, model under test, run index) cell."""
 
@@ -125,10 +134,30 @@ class TestRun(_Record):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float | None = None
+    metrics: dict[str, MetricSummary] = Field(
+        default_factory=dict, description="Metric name -> average over its judges."
+    )
 
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.test_id, self.model, self.run_index)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.output is not None
+
+
+MetricKind = Literal["compliance", "accuracy", "custom", "check"]
+
+
+class MetricInfo(_Record):
+    """A metric this run scores with: built-in, custom (`*.metric.prompty`) or a check."""
+
+    name: str
+    kind: MetricKind
+    scorer: bool = Field(False, description="Answers a 0-100 score (else ok/err).")
+    description: str | None = None
+    source: str | None = Field(None, description="File the metric came from, if any.")
 
 
 class MetricResult(_Record):
@@ -144,13 +173,20 @@ class MetricResult(_Record):
     reason: str | None = None
     error: str | None = None
 
+    @property
+    def key(self) -> tuple[str, str, int, str, str | None]:
+        return (self.test_id, self.model, self.run_index, self.metric, self.judge)
+
 
 class GroundtruthAttempt(_Record):
+    """One groundtruth answer and the eval models' scores of it."""
+
     test_id: str
-    attempt: int
+    attempt: int = Field(description="0 for the first answer; each retry asks a fresh variant.")
     model: str
     output: str | None = None
-    scores: dict[str, float] = Field(default_factory=dict)
+    scores: dict[str, float] = Field(default_factory=dict, description="Eval model -> 0-100.")
+    reasons: dict[str, str] = Field(default_factory=dict)
     average: float | None = None
     accepted: bool = False
     error: str | None = None
@@ -166,10 +202,15 @@ class TestReview(_Record):
 
     __test__ = False
 
+    model: str | None = None
+    summary: str | None = None
     quality_score: int | None = Field(None, ge=1, le=10)
     failure_modes: list[FailureMode] = Field(default_factory=list)
     weaknesses: list[str] = Field(default_factory=list)
-    importance: dict[str, int] = Field(default_factory=dict, description="Test id -> rank.")
+    importance: dict[str, int] = Field(
+        default_factory=dict, description="Test id -> importance, 1 (least) to 10 (most)."
+    )
+    notes: dict[str, str] = Field(default_factory=dict, description="Test id -> why it matters.")
 
 
 class StageRecord(_Record):

@@ -114,6 +114,13 @@ class Frontmatter(_Open):
     baselineTests: bool | None = None
     dropUngrounded: bool | None = None
     keepInvalid: bool | None = None
+    rateTests: bool | None = None
+    filterTests: int | None = None
+    checks: list[dict[str, Any] | str] | None = Field(
+        None,
+        description="Deterministic checks on every output: `- contains: Hello` or "
+        "`- word-count: {max: 50}` (docs/metrics.md).",
+    )
 
 
 RUN_OPTION_KEYS = (
@@ -131,6 +138,8 @@ RUN_OPTION_KEYS = (
     "baselineTests",
     "dropUngrounded",
     "keepInvalid",
+    "rateTests",
+    "filterTests",
 )
 
 

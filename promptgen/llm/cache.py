@@ -20,6 +20,7 @@ def cache_key(
     max_tokens: int | None,
     seed: int | None,
     variant: int,
+    params: dict[str, Any] | None = None,
 ) -> str:
     """sha256 of the canonical JSON of the answer-changing inputs.
 
@@ -36,6 +37,8 @@ def cache_key(
         "seed": seed,
         "variant": variant,
     }
+    if params:
+        material["params"] = params
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -131,6 +131,7 @@ class LLM:
         seed: int | None = None,
         variant: int = 0,
         stage: str | None = None,
+        params: dict[str, Any] | None = None,
     ) -> Completion:
         self._bind_loop()
         model_id = self.settings.resolve(model)
@@ -146,6 +147,7 @@ class LLM:
             max_tokens=max_tokens,
             seed=seed,
             variant=variant,
+            params=params,
         )
         hit = self._from_cache(key, model_id, spec, stage)
         if hit is not None:
@@ -161,6 +163,7 @@ class LLM:
             schema_name=spec.name if spec else "answer",
             strict=spec.strict if spec else True,
             timeout=self.settings.timeout,
+            params=dict(params or {}),
         )
         result = await self._structured_call(backend, model_id, request, spec)
         result.latency_ms = (time.perf_counter() - started) * 1000

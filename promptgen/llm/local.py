@@ -123,6 +123,10 @@ def grammar_for(schema: dict[str, Any]) -> Any:
     return _llama_cpp().LlamaGrammar.from_string(gbnf_for(schema), verbose=False)
 
 
+# Call parameters llama.cpp's chat completion accepts besides the ones set above.
+LLAMA_PARAMS = ("top_p", "top_k", "min_p", "stop", "repeat_penalty", "frequency_penalty")
+
+
 class LocalBackend:
     default_concurrency = 1
 
@@ -142,6 +146,9 @@ class LocalBackend:
         kwargs["max_tokens"] = request.max_tokens or 1024
         # A fixed seed by default: the same call gives the same answer (variants differ).
         kwargs["seed"] = request.seed if request.seed is not None else 0
+        for name in LLAMA_PARAMS:  # the rest (e.g. presence_penalty) llama.cpp does not take
+            if name in request.params:
+                kwargs[name] = request.params[name]
         if request.json_schema is not None:
             kwargs["grammar"] = grammar_for(request.json_schema)
         with _run_lock:

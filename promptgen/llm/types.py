@@ -29,10 +29,12 @@ class ChatRequest:
     schema_name: str = "answer"
     strict: bool = True
     timeout: float = 120.0
+    params: dict[str, Any] = field(default_factory=dict)  # more call parameters (top_p, ...)
 
     def openai_params(self, mode: str) -> dict[str, Any]:
         """The chat-completions parameters in OpenAI spelling, for structured `mode`."""
         params: dict[str, Any] = {
+            **self.params,
             "model": self.model,
             "messages": self.messages,
             "timeout": self.timeout,

@@ -1,0 +1,1 @@
+"""Reports written from a context: overview table, Markdown, HTML, JUnit, test review."""
