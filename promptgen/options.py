@@ -41,6 +41,7 @@ class Options(BaseModel):
         None, description="Temperature for the generation stages (None: provider default)."
     )
     # Evaluation (docs/metrics.md).
+    evals: bool = Field(True, description="Evaluate when models under test are given.")
     models: list[str] = Field(default_factory=list, description="Models under test.")
     eval_models: list[str] = Field(
         default_factory=list, description="Judges for every metric (empty: the eval alias)."
@@ -185,3 +186,21 @@ def resolve_options(
             f"option {name} ({sources.get(name, '?')}): {first['msg']}",
             hint="see `promptgen --help` for the accepted values",
         ) from err
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """`["temperature=0", "stop=[END]"]` -> {"temperature": 0, "stop": ["END"]} (YAML values)."""
+    import yaml
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInputError(
+                f"--param {item!r} needs KEY=VALUE", hint="e.g. --param temperature=0"
+            )
+        try:
+            params[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            params[key.strip()] = value
+    return params

@@ -13,7 +13,17 @@ from promptgen.llm import LLM
 from promptgen.options import Options
 from promptgen.plan import planned_calls
 from promptgen.progress import Reporter
-from promptgen.stages import analysis, baseline, expand, generate, judge
+from promptgen.stages import (
+    analysis,
+    baseline,
+    expand,
+    generate,
+    groundtruth,
+    judge,
+    metrics,
+    review,
+    runs,
+)
 
 SAVE_INTERVAL = 0.5
 StageFn = Callable[[Context, LLM, Options], Awaitable[Context]]
@@ -30,6 +40,19 @@ class Stage:
 
 def _always(options: Options) -> bool:
     return True
+
+
+def _generating(options: Options) -> bool:
+    """`--tests FILE` evaluates the given tests and generates none."""
+    return not options.test_ids
+
+
+def _evaluating(options: Options) -> bool:
+    return options.evals and bool(options.models)
+
+
+# What an evaluation stage waits for (those of them that are enabled).
+_TEST_SET = ("tests", "baseline", "expand", "validity")
 
 
 STAGES: dict[str, Stage] = {
@@ -60,7 +83,7 @@ STAGES: dict[str, Stage] = {
         Stage(
             "tests",
             generate.run,
-            _always,
+            _generating,
             lambda c, o: (
                 "samples" in c.stage("tests").done
                 and all(ch.key in c.stage("tests").done for ch in generate.plan_chunks(c, o))
@@ -70,14 +93,14 @@ STAGES: dict[str, Stage] = {
         Stage(
             "baseline",
             baseline.run,
-            lambda o: o.baseline_tests,
+            lambda o: o.baseline_tests and _generating(o),
             lambda c, o: len(c.stage("baseline").done) >= max(1, len(c.prompt.scenarios)),
             ("rules", "inverse_rules"),
         ),
         Stage(
             "expand",
             expand.run,
-            lambda o: o.test_expansions > 0,
+            lambda o: o.test_expansions > 0 and _generating(o),
             lambda c, o: c.stage("expand").counts.get("rounds") == o.test_expansions,
             ("tests",),
         ),
@@ -87,6 +110,30 @@ STAGES: dict[str, Stage] = {
             lambda o: o.validity,
             lambda c, o: all(t.valid is not None for t in c.tests),
             ("input_spec", "tests"),
+        ),
+        Stage(
+            "groundtruth",
+            groundtruth.run,
+            lambda o: o.evals and o.groundtruth,
+            groundtruth.complete,
+            ("rules", *_TEST_SET),
+        ),
+        Stage("runs", runs.run, _evaluating, runs.complete, _TEST_SET),
+        Stage(
+            "review",
+            review.run,
+            lambda o: o.rate_tests or o.filter_tests is not None,
+            review.complete,
+            ("intent", "rules", *_TEST_SET),
+        ),
+        Stage(
+            "metrics",
+            metrics.run,
+            _evaluating,
+            lambda c, o: metrics.complete(c, o, o.eval_models),
+            # After runs and groundtruth (the order in _stages), finished or not: the
+            # runs that did succeed are scored, and a re-run scores the rest.
+            ("rules",),
         ),
     )
 }
@@ -136,7 +183,11 @@ class Runner:
         record = self.ctx.stage(name)
         if record.status == "done" and spec.complete(self.ctx, self.options):
             return
-        missing = [r for r in spec.requires if self.ctx.stage(r).status != "done"]
+        missing = [
+            r
+            for r in spec.requires
+            if STAGES[r].enabled(self.options) and self.ctx.stage(r).status != "done"
+        ]
         if missing:
             record.status = "skipped"
             record.error = f"waits for {', '.join(missing)} (not finished)"
@@ -176,6 +227,10 @@ class Runner:
         # after expansion (judging early would not shorten the critical path).
         await self.stage("expand")
         await self.stage("validity")
+        # Groundtruth, the runs and the review need only the test set; the metrics need
+        # the runs and (for accuracy) the groundtruth.
+        await asyncio.gather(self.stage("groundtruth"), self.stage("runs"), self.stage("review"))
+        await self.stage("metrics")
 
     async def _poll(self) -> None:
         while True:

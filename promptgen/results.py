@@ -147,7 +147,7 @@ class TestRun(_Record):
         return self.error is None and self.output is not None
 
 
-MetricKind = Literal["compliance", "accuracy", "custom", "check"]
+MetricKind = Literal["compliance", "accuracy", "groundtruth", "custom", "check"]
 
 
 class MetricInfo(_Record):

@@ -19,6 +19,9 @@ from promptgen.outputs import write_outputs
 from promptgen.pipeline import Runner, failed_stages
 from promptgen.plan import critical_path, planned_calls
 from promptgen.progress import make_reporter, usage_text
+from promptgen.report.files import write_reports
+from promptgen.report.overview import overall_compliance
+from promptgen.report.review import write_review_files
 
 DEFAULT_OUT = Path("promptgen-out")
 
@@ -44,7 +47,13 @@ def _saved_cli(ctx: Context) -> dict[str, Any]:
     }
 
 
-def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> Prepared:
+def prepare(
+    file: Path,
+    out: Path | None,
+    cli: dict[str, Any],
+    fresh: bool,
+    tests_file: Path | None = None,
+) -> Prepared:
     notes: list[str] = []
     if file.suffix == ".json":
         if fresh:
@@ -73,6 +82,8 @@ def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> P
             ctx = saved
             notes.append(f"resuming the run in {folder}")
     explicit = {k: v for k, v in cli.items() if v is not None}
+    if tests_file is not None:
+        explicit["test_ids"] = add_tests(ctx, tests_file, notes)
     options, sources = resolve_options(explicit, ctx.prompt.run_options, _saved_cli(ctx))
     changed = [
         f"{k}: {ctx.options[k]!r} -> {v!r}"
@@ -87,6 +98,50 @@ def prepare(file: Path, out: Path | None, cli: dict[str, Any], fresh: bool) -> P
         )
     ctx.options, ctx.option_sources = options.model_dump(), sources
     return Prepared(ctx, folder, options, notes)
+
+
+def add_tests(ctx: Context, path: Path, notes: list[str]) -> list[str]:
+    """Join the tests of a tests file (and the rules they target) into the context."""
+    from promptgen.report.review import load_tests_file
+
+    tests, rules = load_tests_file(path)
+    have_rules = {r.id for r in ctx.all_rules}
+    for rule in rules:
+        if rule.id not in have_rules:
+            (ctx.inverse_rules if rule.inverse else ctx.rules).append(rule)
+    have = {t.id for t in ctx.tests}
+    ctx.tests += [t for t in tests if t.id not in have]
+    notes.append(f"evaluating the {len(tests)} test(s) of {path}; generating none")
+    return [t.id for t in tests]
+
+
+def use_configured_models(prepared: Prepared, settings: GatewaySettings) -> None:
+    """Models under test from PROMPTGEN_MODELS or the config file, when no flag or saved
+    run names any."""
+    if prepared.options.models or not settings.models_under_test:
+        return
+    prepared.options.models = list(settings.models_under_test)
+    prepared.ctx.options["models"] = prepared.options.models
+    prepared.ctx.option_sources["models"] = settings.sources.get("models under test", "config")
+
+
+def check_evaluation(prepared: Prepared) -> None:
+    """Fail on a bad metric file or check before any model is called."""
+    from promptgen.checks.metrics import load_metrics
+
+    load_metrics(prepared.ctx.prompt, prepared.options)
+
+
+def runtime_options(options: Options, llm: LLM) -> Options:
+    """Aliases of the evaluation models resolved, so verdicts name real models."""
+    resolve = llm.settings.resolve
+    return options.model_copy(
+        update={
+            "models": [resolve(m) for m in options.models],
+            "eval_models": list(dict.fromkeys(resolve(m) for m in options.eval_models or ["eval"])),
+            "groundtruth_eval_models": [resolve(m) for m in options.groundtruth_eval_models],
+        }
+    )
 
 
 def dry_run_table(prepared: Prepared) -> str:
@@ -120,14 +175,18 @@ def execute(prepared: Prepared, settings: GatewaySettings, quiet: bool) -> tuple
     async def go() -> Context:
         llm = LLM(settings)
         try:
+            options = runtime_options(prepared.options, llm)
+            if options.evals:  # a missing key or unknown model fails now, not mid-run
+                for model in options.models + options.eval_models:
+                    llm.backend_for(model)
             runner = Runner(
                 prepared.ctx,
                 llm,
-                prepared.options,
+                options,
                 reporter,
                 lambda ctx: save_context(ctx, folder / "context.json"),
             )
-            reporter.start(planned_calls(prepared.ctx, prepared.options))
+            reporter.start(planned_calls(prepared.ctx, options))
             return await runner.run()
         finally:
             reporter.close()
@@ -135,6 +194,9 @@ def execute(prepared: Prepared, settings: GatewaySettings, quiet: bool) -> tuple
 
     ctx = asyncio.run(go())
     write_outputs(ctx, folder)
+    write_reports(ctx, folder)
+    if prepared.options.rate_tests or prepared.options.filter_tests is not None:
+        write_review_files(ctx, folder, prepared.options.filter_tests)
     return ctx, time.perf_counter() - started
 
 
@@ -156,7 +218,18 @@ def summary(ctx: Context, folder: Path, wall: float) -> str:
         f"wall time    {wall:.1f} s",
         f"output       {folder}",
     ]
+    if ctx.test_runs:
+        lines.insert(-2, evaluation_line(ctx))
     failed = failed_stages(ctx, Options(**ctx.options))
     if failed:
         lines.append(f"unfinished   {', '.join(failed)} (re-run the same command to finish them)")
     return "\n".join(lines)
+
+
+def evaluation_line(ctx: Context) -> str:
+    runs = ctx.test_runs
+    failed = sum(r.error is not None for r in runs)
+    rate = overall_compliance(ctx)
+    shown = "-" if rate is None else f"{rate:.1f}%"
+    models = ", ".join(ctx.models_run)
+    return f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failed} failed"

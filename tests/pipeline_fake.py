@@ -26,6 +26,12 @@ class PipelineResponder:
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self.calls: dict[str, int] = {}
+        # Evaluation: models under test answer plain text; these shape the verdicts.
+        self.failing_models: dict[str, int] = {}  # model -> every k-th call of it fails
+        self.bad_word = "VIOLATION"  # outputs with it are judged non-compliant
+        self.bad_every = 0  # every k-th output of a model under test holds the bad word
+        self.groundtruth_scores: list[int] = [90]  # successive groundtruth scores
+        self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -37,6 +43,11 @@ class PipelineResponder:
         if name == self.fail_stage:
             return Reply(status=500)
         text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        if name == "text" and "Output to judge:" in text:  # an inline custom metric
+            verdict = "ERR" if self.bad_word in text.rsplit("Output to judge:", 1)[-1] else "OK"
+            return Reply(content=f"Checked the output. {verdict}")
+        if name == "text" and "<PROMPT>" not in text:
+            return self._under_test(body, text)
         answer = self.answer(name, spec.get("schema", {}), text, n)
         return Reply(content=json.dumps(answer), prompt_tokens=200, completion_tokens=50)
 
@@ -73,7 +84,52 @@ class PipelineResponder:
             }
         if name in ("TestCases", "TestCase"):
             return self._cases(name, schema, text, n)
+        if name == "ComplianceVerdict":
+            answer = text.rsplit("<ANSWER>", 1)[-1]
+            bad = self.bad_word in answer
+            return {
+                "reason": "breaks rule 1: says VIOLATION" if bad else "follows every rule",
+                "verdict": "err" if bad else "ok",
+            }
+        if name == "ScoreVerdict":
+            if "reference answers before they are used" in text:  # groundtruth judge
+                with self._lock:
+                    scores = self.groundtruth_scores
+                    score = scores.pop(0) if len(scores) > 1 else scores[0]
+                return {"explanation": f"groundtruth scored {score}", "score": score}
+            return {"explanation": "close to the reference", "score": 75}
+        if name == "CollectionReview":
+            return {
+                "failure_modes": [
+                    {"description": "Ignores a requirement on long input.", "harm": "high"},
+                    {"description": "Answers in the wrong | format.", "harm": "low"},
+                ],
+                "weaknesses": ["Few tests with unusual input."],
+                "quality_score": 7,
+                "summary": "Covers every rule once; edge cases are thin.",
+            }
+        if name == "ImportanceVerdicts":
+            numbers = [int(m) for m in re.findall(r"^(\d+)\. .*\n {3}inputs: ", text, re.M)]
+            return {
+                "verdicts": [
+                    {"number": k, "importance": (n + k) % 10 + 1, "note": f"checks {k}"}
+                    for k in numbers
+                ]
+            }
         return {"answer": "ok"}
+
+    def _under_test(self, body: dict[str, Any], text: str) -> Reply:
+        model = str(body.get("model"))
+        with self._lock:
+            self.seen.append(body)
+            k = sum(1 for b in self.seen if b.get("model") == model)
+        every = self.failing_models.get(model)
+        if every and k % every == 0:
+            return Reply(status=400, content="bad request for this cell")
+        words = len(text.split())
+        bad = f" {self.bad_word}" if self.bad_every and k % self.bad_every == 0 else ""
+        answer = f"{model} answer {k} to {words} words{bad}"
+        return Reply(content=answer, prompt_tokens=100, completion_tokens=10)
 
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         defs = schema.get("$defs", {})

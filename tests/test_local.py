@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +130,55 @@ def test_generation_offline_with_the_embedded_model(tmp_path: Path) -> None:
         assert isinstance(test.inputs.get("review"), str) and test.inputs["review"].strip()
     for name in ("intent.txt", "rules.md", "tests.json", "tests.csv", "tests.md"):
         assert (out / name).is_file()
+
+
+def test_evaluation_offline_with_the_embedded_model(tmp_path: Path) -> None:
+    """Saved tests evaluated with the 0.5B model as model under test and as judge."""
+    from promptgen import load_context
+    from promptgen.context import Context, save_context
+    from promptgen.formats import load_prompt
+    from promptgen.results import Rule, Test
+
+    prompt = load_prompt(REPO / "samples" / "classify-sentiment.prompty")
+    ctx = Context.new(prompt)
+    ctx.intent = "Labels the sentiment of one customer review with a single word."
+    ctx.input_spec = "- review: one customer review in English"
+    ctx.rules = [Rule.make("The answer is exactly one word: positive, negative, neutral or mixed.")]
+    ctx.inverse_rules = [Rule.make("The answer is a full sentence.", inverse_of=ctx.rules[0].id)]
+    for name in ("intent", "input_spec", "rules", "inverse_rules"):
+        ctx.stage(name).status = "done"
+    ctx.stage("rules").counts = {"rules": 1}
+    ctx.stage("inverse_rules").counts = {"inverse_rules": 1}
+    reviews = ["Arrived broken and support never answered.", "Works great, I love it!"]
+    tests = [
+        Test(id=Test.make_id("generated", ctx.rules[0].id, None, {"review": r}),
+             rule_id=ctx.rules[0].id, inputs={"review": r})
+        for r in reviews
+    ]  # fmt: skip
+    save_context(ctx, tmp_path / "out" / "context.json")
+    tests_file = tmp_path / "tests.json"
+    tests_file.write_text(json.dumps([t.model_dump(mode="json") for t in tests]))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    model = f"local/{SMALL}"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "promptgen", str(tmp_path / "out" / "context.json"),
+            "--tests", str(tests_file), "--models", model, "--eval-models", model,
+            "--eval-model", model, "--no-validity", "--check", "word-count={max: 3}",
+            "--no-cache", "--quiet",
+        ],
+        capture_output=True, text=True, cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)},
+        timeout=1200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert len(ctx.test_runs) == 2
+    for run in ctx.test_runs:
+        assert run.ok and run.output and run.output.strip(), run.error
+        assert run.metrics["compliance"].outcome in ("ok", "err"), run.metrics
+        assert run.metrics["word-count={max: 3}"].judges == 1
+    verdicts = [r for r in ctx.metric_results if r.metric == "compliance"]
+    assert len(verdicts) == 2 and all(r.judge == model and r.reason for r in verdicts)
+    for name in ("overview.csv", "report.md", "report.html"):
+        assert (tmp_path / "out" / name).is_file()
+    assert "compliance" in result.stdout

@@ -175,7 +175,12 @@ class Count:
         n = _COUNTERS[self.unit](output)
         ok = (self.equals is None or n == self.equals) and (self.min is None or n >= self.min)
         ok = ok and (self.max is None or n <= self.max)
-        bounds = f"= {self.equals}" if self.equals is not None else f"in [{self.min}, {self.max}]"
+        if self.equals is not None:
+            bounds = f"exactly {self.equals}"
+        elif self.min is not None and self.max is not None:
+            bounds = f"{self.min} to {self.max}"
+        else:
+            bounds = f"at least {self.min}" if self.min is not None else f"at most {self.max}"
         return CheckResult(ok, f"{n} {self.unit}, expected {bounds}", score=float(n))
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import yaml
 
 from promptgen.checks.deterministic import (
     Affix,
@@ -74,6 +77,20 @@ def build(name: str, args: Any) -> Any:
     raise BadInputError(f"unknown check {name!r}", hint="known checks: " + ", ".join(NAMES))
 
 
+def _cli_value(name: str, value: str) -> Any:
+    """`{max: 3}` and `[a, b]` are read as YAML, a count as a number; the rest stays text
+    (so `regex=^a: b` is a pattern, not a mapping)."""
+    text = value.strip()
+    if text.startswith(("{", "[")):
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise BadInputError(f"check {name}={value!r}: not valid YAML ({err})") from err
+    if name.removeprefix("not-").endswith("-count") and re.fullmatch(r"\d+", text):
+        return int(text)
+    return value
+
+
 def parse_check(spec: Any) -> Any:
     """`{"regex": "^a"}`, or `"regex=^a"` from the command line."""
     if isinstance(spec, str):
@@ -82,7 +99,7 @@ def parse_check(spec: Any) -> Any:
             raise BadInputError(
                 f"check {spec!r} needs a value", hint='write NAME=VALUE, e.g. "contains=Hello"'
             )
-        return build(name.strip(), value)
+        return build(name.strip(), _cli_value(name.strip(), value))
     if isinstance(spec, dict) and len(spec) == 1:
         ((name, args),) = spec.items()
         return build(str(name), args)

@@ -1,0 +1,74 @@
+"""The exit code of a run: 0 ok, 1 quality gate failed, 2 bad input, 3 runtime failure.
+
+Bad input (2) is raised long before this point. A runtime failure (3) wins over the
+quality gate (1): a run with unfinished work has no trustworthy compliance figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from promptgen.context import Context
+from promptgen.errors import PromptgenError
+from promptgen.options import Options
+from promptgen.pipeline import failed_stages
+from promptgen.report.overview import overall_compliance
+
+EVAL_STAGES = ("groundtruth", "runs", "metrics")
+
+
+class QualityGateError(PromptgenError):
+    """Results are complete, but below the bar set with --fail-under."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Failures:
+    calls: int
+    failed: int
+
+    @property
+    def rate(self) -> float:
+        return self.failed / self.calls if self.calls else 0.0
+
+
+def evaluation_failures(ctx: Context) -> Failures:
+    """Cells, judgements and groundtruth answers of the evaluation, and how many failed."""
+    items = [
+        *(r.error for r in ctx.test_runs),
+        *(r.error for r in ctx.metric_results),
+        *(a.error for a in ctx.groundtruth),
+    ]
+    return Failures(calls=len(items), failed=sum(e is not None for e in items))
+
+
+def gate(
+    ctx: Context, options: Options, *, fail_under: float | None, fail_on_error: float | None
+) -> None:
+    """Raise the error whose exit code this run deserves; return when it is 0."""
+    unfinished = [s for s in failed_stages(ctx, options) if s not in EVAL_STAGES]
+    if unfinished:
+        raise PromptgenError(
+            f"stages did not finish: {', '.join(unfinished)}",
+            hint="re-run the same command to resume",
+        )
+    failures = evaluation_failures(ctx)
+    allowed = fail_on_error if fail_on_error is not None else 0.0
+    if failures.failed and failures.rate > allowed:
+        raise PromptgenError(
+            f"{failures.failed} of {failures.calls} evaluation calls failed "
+            f"({failures.rate:.1%} > {allowed:.1%} allowed by --fail-on-error)",
+            hint="re-run the same command to retry only those",
+        )
+    if fail_under is not None:
+        rate = overall_compliance(ctx)
+        if rate is None:
+            raise QualityGateError(
+                f"--fail-under {fail_under:g}: no compliance verdicts to check",
+                hint="give --models (and keep --compliance on)",
+            )
+        if rate < fail_under:
+            raise QualityGateError(
+                f"overall compliance {rate:.1f}% is below --fail-under {fail_under:g}%"
+            )

@@ -1,0 +1,31 @@
+"""Write the report files of a run folder: overview.csv, report.md and report.html.
+
+They are always written: without runs they say "no evaluation yet". JUnit XML is not
+among them; the CLI writes it only where `--junit FILE` asks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promptgen.context import Context
+from promptgen.report.html import report_html
+from promptgen.report.markdown import report_markdown
+from promptgen.report.overview import overview
+
+OVERVIEW_FILE = "overview.csv"
+MARKDOWN_FILE = "report.md"
+HTML_FILE = "report.html"
+
+
+def write_reports(ctx: Context, folder: Path) -> list[Path]:
+    """Write the three report files into `folder`; return their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path = folder / OVERVIEW_FILE
+    overview(ctx).to_csv(csv_path, index=False, float_format="%.6g")
+    written = [csv_path]
+    for name, text in ((MARKDOWN_FILE, report_markdown(ctx)), (HTML_FILE, report_html(ctx))):
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,180 @@
+"""`report.html`: one self-contained page (inline CSS, inline JS, inline SVG).
+
+Every value from the context is untrusted and goes through `html.escape`. As a second
+line of defence the Content-Security-Policy forbids every network fetch and runs only
+the one script whose hash it names, so injected markup could not execute anyway.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from html import escape
+from pathlib import Path
+
+from promptgen.context import Context
+from promptgen.report.html_charts import compliance_chart, heatmap
+from promptgen.report.html_tables import results_table, tests_table
+from promptgen.report.overview import error_rate, overall_compliance
+from promptgen.report.stats import Failure, failures, percent, reason_label, scenario_of, verdict
+
+ASSETS = Path(__file__).parent
+NO_RUNS = "No evaluation yet: this context has no test runs."
+
+
+@cache
+def asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def content_security_policy(script: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return (
+        "default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+def report_html(ctx: Context) -> str:
+    script = asset("report.js")
+    title = f"promptgen report: {ctx.prompt.name}"
+    sections = [_header(ctx), _section("summary", "Summary", _summary(ctx))]
+    if ctx.test_runs:
+        sections += [
+            _section("chart", "Compliance per model", compliance_chart(ctx)),
+            _section("rules", "Pass rate per rule and model", heatmap(ctx)),
+            _section("results", "Results", _results(ctx)),
+            _section("failing", "Failing outputs", _failures(ctx)),
+            _section("errors", "Errors", _errors(ctx)),
+        ]
+    elif ctx.all_rules:
+        sections.append(_section("rules", "Rules", heatmap(ctx)))
+    sections += [
+        _section("tests", "Tests", tests_table(ctx) if ctx.tests else "<p>No tests.</p>"),
+        _section("prompt", "Prompt", _prompt(ctx)),
+    ]
+    body = "\n".join(sections)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta http-equiv="Content-Security-Policy" '
+        f'content="{escape(content_security_policy(script))}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        '<link rel="icon" href="data:,">\n'
+        f"<title>{escape(title)}</title>\n"
+        f"<style>{asset('report.css')}</style>\n"
+        f"</head><body>\n{body}\n<script>{script}</script>\n</body></html>\n"
+    )
+
+
+def _section(anchor: str, title: str, content: str) -> str:
+    return f'<section id="{anchor}"><h2>{escape(title)}</h2>\n{content}\n</section>'
+
+
+def _header(ctx: Context) -> str:
+    prompt = ctx.prompt
+    lines = [f"<header><h1>promptgen report: {escape(prompt.name)}</h1>"]
+    if prompt.description:
+        lines.append(f'<p class="lead">{escape(prompt.description)}</p>')
+    meta = [f"run {ctx.run_id}", f"promptgen {ctx.promptgen_version}"]
+    if prompt.source:
+        meta.insert(0, prompt.source)
+    lines.append(f'<p class="meta">{" · ".join(escape(m) for m in meta)}</p></header>')
+    return "\n".join(lines)
+
+
+def _summary(ctx: Context) -> str:
+    runs = ctx.test_runs
+    usage = ctx.usage.total
+    verdicts = [verdict(r) for r in runs]
+    cards = [
+        ("Models", str(len(ctx.models_run)), ", ".join(ctx.models_run) or "none"),
+        ("Tests", str(len(ctx.tests)), f"{len({r.test_id for r in runs})} with runs"),
+        ("Runs", str(len(runs)), f"{verdicts.count(None)} without a verdict"),
+        (
+            "Compliance",
+            percent(overall_compliance(ctx)),
+            f"{verdicts.count(True)} ok, {verdicts.count(False)} failing",
+        ),
+        ("Errors", str(sum(r.error is not None for r in runs)), f"{error_rate(ctx):.1f}% of runs"),
+        ("Cost", f"${usage.cost:.4f}", f"{usage.total_tokens} tokens, {usage.calls} calls"),
+    ]
+    html = "".join(
+        f'<div class="card"><div class="label">{escape(label)}</div>'
+        f'<div class="value">{escape(value)}</div><div class="note">{escape(note)}</div></div>'
+        for label, value, note in cards
+    )
+    empty = "" if runs else f'<p class="empty">{NO_RUNS}</p>'
+    return f'<div class="cards">{html}</div>{empty}'
+
+
+def _results(ctx: Context) -> str:
+    controls = (
+        '<div class="controls"><input id="filter" type="search" '
+        'placeholder="Filter runs (all words must match)" aria-label="Filter runs">'
+        '<label><input id="failing-only" type="checkbox"> failing only</label>'
+        '<span id="shown" aria-live="polite"></span></div>'
+    )
+    note = '<p class="hint">Click a column header to sort; hover an output to see it whole.</p>'
+    return controls + note + '<div class="scroll">' + results_table(ctx) + "</div>"
+
+
+def _failures(ctx: Context) -> str:
+    found = failures(ctx)
+    if not found:
+        return '<p class="good-news">No failing outputs.</p>'
+    return "\n".join(_failure(f) for f in found)
+
+
+def _failure(failure: Failure) -> str:
+    run, test, rule = failure.run, failure.test, failure.rule
+    failed = (["compliance"] if verdict(run) is False else []) + failure.checks
+    inputs = json.dumps(test.inputs if test else {}, indent=2, ensure_ascii=False, default=str)
+    rule_html = "<p>none</p>"
+    if rule:
+        tag = ' <span class="tag">inverse</span>' if rule.inverse else ""
+        rule_html = f"<p>{escape(rule.text)} <code>{escape(rule.id)}</code>{tag}</p>"
+    reasons = "".join(
+        f"<li><b>{escape(reason_label(r))}</b>: {escape(r.reason or '-')}</li>"
+        for r in failure.reasons
+    )
+    return (
+        f'<article class="failure"><h3><code>{escape(run.test_id)}</code> · '
+        f"{escape(run.model)} · run {run.run_index} · {escape(scenario_of(test))}"
+        f' <span class="tag bad">{escape(", ".join(failed))}</span></h3>'
+        '<div class="pair"><div><h4>Output</h4>'
+        f'<pre class="output">{escape(run.output or "")}</pre>'
+        f'<h4>Input</h4><pre class="inputs">{escape(inputs)}</pre></div>'
+        f"<div><h4>Rule</h4>{rule_html}<h4>Why it failed</h4>"
+        f"<ul>{reasons or '<li>no reason recorded</li>'}</ul></div></div></article>"
+    )
+
+
+def _errors(ctx: Context) -> str:
+    errored = [r for r in ctx.test_runs if r.error is not None]
+    if not errored:
+        return "<p>None.</p>"
+    rows = "".join(
+        f"<tr><td><code>{escape(r.test_id)}</code></td><td>{escape(r.model)}</td>"
+        f"<td>{r.run_index}</td><td><pre>{escape(r.error or '')}</pre></td></tr>"
+        for r in errored
+    )
+    head = "<tr><th>Test</th><th>Model</th><th>Run</th><th>Error</th></tr>"
+    return f'<table class="errors"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+
+
+def _prompt(ctx: Context) -> str:
+    messages = "".join(
+        f'<div class="message"><div class="role">{escape(m.role)}</div>'
+        f"<pre>{escape(m.content)}</pre></div>"
+        for m in ctx.prompt.messages
+    )
+    parts = [messages or "<p>No messages.</p>"]
+    if ctx.intent:
+        parts.append(f"<h3>Intent</h3><p>{escape(ctx.intent)}</p>")
+    if ctx.input_spec:
+        parts.append(f"<h3>Input specification</h3><pre>{escape(ctx.input_spec)}</pre>")
+    return "\n".join(parts)

@@ -1,0 +1,118 @@
+"""JUnit XML for CI: one testsuite per model, one testcase per (test, model).
+
+A testcase aggregates its runs and gets at most one status, most serious first:
+<failure> (a run was non-compliant or failed a check), <error> (a run errored),
+<skipped> (no run got a compliance verdict); otherwise it passed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+from promptgen.context import Context
+from promptgen.report.stats import (
+    Failure,
+    excerpt,
+    failures,
+    reason_label,
+    verdict,
+)
+from promptgen.results import TestRun
+
+# Characters XML 1.0 cannot carry at all, even escaped; model outputs may contain them.
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+COUNTS = ("tests", "failures", "errors", "skipped")
+
+
+def clean(value: object) -> str:
+    return _INVALID_XML.sub("\ufffd", str(value))
+
+
+def junit_xml(ctx: Context) -> str:
+    root = ET.Element("testsuites", name=clean(f"promptgen: {ctx.prompt.name}"))
+    failing = {f.run.key: f for f in failures(ctx)}
+    totals: Counter[str] = Counter()
+    total_time = 0.0
+    for model in ctx.models_run:
+        runs = [r for r in ctx.test_runs if r.model == model]
+        suite = ET.SubElement(root, "testsuite", name=clean(model))
+        counts: Counter[str] = Counter()
+        for test_id in dict.fromkeys(r.test_id for r in runs):
+            mine = [r for r in runs if r.test_id == test_id]
+            status = _testcase(suite, ctx, mine, [failing[r.key] for r in mine if r.key in failing])
+            counts.update(["tests", status])
+        seconds = _seconds(runs)
+        _set_counts(suite, counts, seconds)
+        totals.update(counts)
+        total_time += seconds
+    _set_counts(root, totals, total_time)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _set_counts(element: ET.Element, counts: Counter[str], seconds: float) -> None:
+    for name in COUNTS:
+        element.set(name, str(counts[name]))
+    element.set("time", f"{seconds:.3f}")
+
+
+def _seconds(runs: list[TestRun]) -> float:
+    return sum(r.latency_ms or 0.0 for r in runs) / 1000
+
+
+def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: list[Failure]) -> str:
+    """Add one testcase; return its status ("failures", "errors", "skipped" or "passed")."""
+    test = ctx.test(runs[0].test_id)
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        name=clean(runs[0].test_id),
+        classname=clean(runs[0].model),
+        time=f"{_seconds(runs):.3f}",
+    )
+    errored = [r for r in runs if r.error is not None]
+    if failing:
+        status = "failures"
+        message = f"{len(failing)} of {len(runs)} run(s) failed"
+        if errored:
+            message += f", {len(errored)} errored"
+        reasons = [r for f in failing for r in f.reasons]
+        if reasons:
+            message += f": {reason_label(reasons[0])}: {excerpt(reasons[0].reason, 200)}"
+        kind = "non-compliant" if any(verdict(f.run) is False for f in failing) else "check-failed"
+        element = ET.SubElement(case, "failure", message=clean(message), type=kind)
+        element.text = clean("\n\n".join(map(_failure_text, failing)))
+    elif errored:
+        status = "errors"
+        message = f"{len(errored)} of {len(runs)} run(s) errored: {excerpt(errored[0].error)}"
+        element = ET.SubElement(case, "error", message=clean(message), type="run-error")
+        element.text = clean("\n".join(f"run {r.run_index}: {r.error}" for r in errored))
+    elif all(verdict(r) is None for r in runs):
+        status = "skipped"
+        ET.SubElement(case, "skipped", message="no compliance verdict (the judges did not answer)")
+    else:
+        status = "passed"
+    inputs = json.dumps(test.inputs if test else {}, ensure_ascii=False, default=str)
+    outputs = "\n".join(f"run {r.run_index}: {_shown(r)}" for r in runs)
+    ET.SubElement(case, "system-out").text = clean(f"inputs: {inputs}\n{outputs}")
+    return status
+
+
+def _failure_text(failure: Failure) -> str:
+    run = failure.run
+    what = (["non-compliant"] if verdict(run) is False else []) + [
+        f"{c} failed" for c in failure.checks
+    ]
+    lines = [f"run {run.run_index}: {', '.join(what)}"]
+    if failure.rule:
+        lines.append(f"rule: {failure.rule.text}")
+    lines += [f"{reason_label(r)}: {r.reason or '-'}" for r in failure.reasons]
+    lines.append(f"output: {_shown(run)}")
+    return "\n".join(lines)
+
+
+def _shown(run: TestRun) -> str:
+    return excerpt(run.output, 2000) if run.output is not None else f"(no output: {run.error})"

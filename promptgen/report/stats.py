@@ -1,0 +1,152 @@
+"""Shared figures for every report: compliance rates, failing runs and their reasons.
+
+A run is compliant when its "compliance" summary says ok, non-compliant when it says
+err; runs without a verdict (unknown, missing, errored) are left out of every rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from promptgen.context import Context
+from promptgen.results import MetricResult, Rule, Test, TestRun
+
+COMPLIANCE = "compliance"
+NO_SCENARIO = "(none)"
+NO_RULE = "(no rule)"
+
+
+def verdict(run: TestRun) -> bool | None:
+    """True compliant, False non-compliant, None no verdict."""
+    summary = run.metrics.get(COMPLIANCE)
+    if summary is None or summary.outcome == "unknown":
+        return None
+    return summary.outcome == "ok"
+
+
+def compliance_rate(runs: Iterable[TestRun]) -> float | None:
+    """Compliant / (compliant + non-compliant) as a percentage; None without verdicts."""
+    verdicts = [v for v in map(verdict, runs) if v is not None]
+    return 100.0 * sum(verdicts) / len(verdicts) if verdicts else None
+
+
+def scenario_of(test: Test | None) -> str:
+    return (test.scenario if test else None) or NO_SCENARIO
+
+
+def metric_names(ctx: Context) -> list[str]:
+    """Every metric but compliance: declared ones first, then any only seen on runs."""
+    names = [m.name for m in ctx.metrics]
+    names += [name for run in ctx.test_runs for name in run.metrics]
+    return [n for n in dict.fromkeys(names) if n != COMPLIANCE]
+
+
+def check_names(ctx: Context) -> set[str]:
+    return {m.name for m in ctx.metrics if m.kind == "check"}
+
+
+def failed_checks(run: TestRun, checks: set[str]) -> list[str]:
+    return [n for n, s in run.metrics.items() if n in checks and s.outcome == "err"]
+
+
+def is_failing(run: TestRun, checks: set[str]) -> bool:
+    return verdict(run) is False or bool(failed_checks(run, checks))
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+@dataclass
+class Failure:
+    """A failing run with everything a reader needs to judge it."""
+
+    run: TestRun
+    test: Test | None
+    rule: Rule | None
+    checks: list[str]
+    reasons: list[MetricResult] = field(default_factory=list)
+
+
+def failures(ctx: Context) -> list[Failure]:
+    """Non-compliant runs and runs with a failed check, with the failing verdicts' reasons."""
+    checks = check_names(ctx)
+    by_run: dict[tuple[str, str, int], list[MetricResult]] = {}
+    for result in ctx.metric_results:
+        failed = result.metric == COMPLIANCE or result.metric in checks
+        if failed and result.outcome == "err":
+            by_run.setdefault((result.test_id, result.model, result.run_index), []).append(result)
+    found = []
+    for run in ctx.test_runs:
+        if is_failing(run, checks):
+            test = ctx.test(run.test_id)
+            found.append(
+                Failure(
+                    run=run,
+                    test=test,
+                    rule=ctx.rule(test.rule_id) if test else None,
+                    checks=failed_checks(run, checks),
+                    reasons=by_run.get(run.key, []),
+                )
+            )
+    return found
+
+
+def reason_label(result: MetricResult) -> str:
+    """Who said it: the judge model, or the check for deterministic verdicts."""
+    if result.metric == COMPLIANCE:
+        return result.judge or COMPLIANCE
+    return f"{result.metric} ({result.judge})" if result.judge else result.metric
+
+
+@dataclass
+class RuleRates:
+    """Pass rate per model of the runs whose test targets one rule."""
+
+    rule_id: str
+    text: str
+    inverse: bool
+    rates: dict[str, float | None]
+    runs: dict[str, int]
+
+
+def rule_rates(ctx: Context) -> list[RuleRates]:
+    """One row per rule and inverse rule, plus one for tests without a rule when run."""
+    models = ctx.models_run
+    tests = {t.id: t for t in ctx.tests}
+    by_rule: dict[str | None, list[TestRun]] = {}
+    for run in ctx.test_runs:
+        test = tests.get(run.test_id)
+        by_rule.setdefault(test.rule_id if test else None, []).append(run)
+    rows = [(r.id, r.text, r.inverse) for r in ctx.all_rules]
+    known = {r.id for r in ctx.all_rules}
+    orphans = [k for k in by_rule if k not in known]
+    if orphans:
+        rows.append((NO_RULE, "tests that target no known rule", False))
+    result = []
+    for rule_id, text, inverse in rows:
+        keys = orphans if rule_id == NO_RULE else [rule_id]
+        runs = [run for key in keys for run in by_rule.get(key, [])]
+        result.append(
+            RuleRates(
+                rule_id=rule_id,
+                text=text,
+                inverse=inverse,
+                rates={m: compliance_rate(r for r in runs if r.model == m) for m in models},
+                runs={m: sum(r.model == m for r in runs) for m in models},
+            )
+        )
+    return result
+
+
+def excerpt(text: str | None, limit: int = 160) -> str:
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None or value != value else f"{value:.{digits}f}%"

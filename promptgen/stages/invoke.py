@@ -1,0 +1,85 @@
+"""How a test becomes a call to a model under test: arguments, messages, parameters."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptgen.model import PromptUnderTest
+from promptgen.options import Options
+from promptgen.render import render_messages
+from promptgen.results import Test
+
+# Parameters the gateway takes by name; the rest travel as extra call parameters.
+_NAMED = ("temperature", "max_tokens", "seed")
+# Never forwarded: promptgen makes exactly one plain chat completion per cell.
+_DROPPED = ("stream", "n", "tools", "tool_choice", "functions", "function_call", "logprobs")
+
+
+def test_arguments(prompt: PromptUnderTest, test: Test) -> dict[str, Any]:
+    """Input defaults, overlaid by the scenario's parameters, overlaid by the test's inputs."""
+    values = {n: i.default for n, i in prompt.inputs.items() if i.default is not None}
+    scenario = next((s for s in prompt.scenarios if s.name == test.scenario), None)
+    if scenario is not None:
+        values.update(scenario.parameters)
+    values.update(test.inputs)
+    return values
+
+
+def test_messages(prompt: PromptUnderTest, test: Test) -> list[dict[str, Any]]:
+    """The prompt rendered for one test (raises RenderError when an input is missing)."""
+    return render_messages(prompt, test_arguments(prompt, test))
+
+
+def input_text(prompt: PromptUnderTest, test: Test) -> str:
+    """The test's input as judges see it: one input raw, several as a JSON object."""
+    if len(test.inputs) == 1:
+        (value,) = test.inputs.values()
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return json.dumps(test.inputs, ensure_ascii=False, indent=1)
+
+
+@dataclass
+class CallSettings:
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    output: dict[str, Any] | None = None  # a JSON Schema when the prompt asks for one
+
+
+def call_settings(prompt: PromptUnderTest, options: Options) -> CallSettings:
+    """The prompt's own model parameters, overridden by `--param` (options.model_params)."""
+    params = {**prompt.model.parameters, **options.model_params}
+    for name in _DROPPED:
+        params.pop(name, None)
+    if "max_completion_tokens" in params and "max_tokens" not in params:
+        params["max_tokens"] = params.pop("max_completion_tokens")
+    fmt = params.pop("response_format", None) or prompt.model.response_format
+    named = {n: params.pop(n) for n in _NAMED if params.get(n) is not None}
+    return CallSettings(
+        temperature=_number(named.get("temperature"), float),
+        max_tokens=_number(named.get("max_tokens"), int),
+        seed=_number(named.get("seed"), int),
+        params=params,
+        output=_schema(fmt),
+    )
+
+
+def _number(value: Any, kind: type) -> Any:
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _schema(fmt: Any) -> dict[str, Any] | None:
+    """`{type: json_schema, json_schema: {schema: ...}}` -> the schema; anything else None."""
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        return schema if isinstance(schema, dict) else None
+    return None

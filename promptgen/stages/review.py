@@ -1,0 +1,169 @@
+"""The review stage (`--rate-tests`): a review of the whole test collection, and an
+importance rating of every test, asked of the eval model."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from promptgen.context import Context
+from promptgen.llm import LLM, bounded_gather
+from promptgen.options import Options
+from promptgen.results import FailureMode, Test, TestReview, content_id
+from promptgen.stages.common import numbered, prompt_text, stage_messages
+
+STAGE = "review"
+# The collection review sees at most this many tests: enough to judge coverage, and a
+# prompt a small model can still read in one piece.
+REVIEW_SHOWN = 60
+# Tests rated per importance call; batches run concurrently.
+IMPORTANCE_BATCH = 20
+# A test's inputs are shown cut to this many characters (inputs may be 4000 each).
+INPUTS_SHOWN = 600
+
+# Bounded lengths keep a small model from running on until its token limit.
+Item = Annotated[str, Field(min_length=3, max_length=300)]
+# An enum rather than minimum/maximum: the local model's grammar enforces enums only.
+Score = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+
+
+class ReviewedFailureMode(BaseModel):
+    description: Item
+    harm: Literal["low", "medium", "high"]
+
+
+class CollectionReview(BaseModel):
+    # Analysis first, verdict last: the score is written after the reasons for it.
+    failure_modes: list[ReviewedFailureMode] = Field(min_length=1, max_length=12)
+    weaknesses: list[Item] = Field(max_length=12)
+    quality_score: Score = Field(description="1 (useless) to 10 (thorough).")
+    summary: str = Field(min_length=10, max_length=500)
+
+
+class ImportanceVerdict(BaseModel):
+    number: int = Field(description="The number of the test rated.")
+    importance: Score = Field(description="1 (least) to 10 (most important).")
+    note: str = Field(max_length=200, description="One line: why.")
+
+
+class ImportanceVerdicts(BaseModel):
+    verdicts: list[ImportanceVerdict]
+
+
+def collection_key(ctx: Context) -> str:
+    """The `done` key of the collection review: it is asked again when the tests change."""
+    return content_id("collection", [t.id for t in ctx.tests])
+
+
+def complete(ctx: Context, options: Options) -> bool:
+    """The collection review matches the current tests and every test has an importance."""
+    if not ctx.tests:
+        return True  # nothing to review
+    if ctx.review is None or collection_key(ctx) not in ctx.stage(STAGE).done:
+        return False
+    return all(t.id in ctx.review.importance for t in ctx.tests)
+
+
+async def run(ctx: Context, llm: LLM, options: Options) -> Context:
+    review = ctx.review = ctx.review or TestReview()
+    ids = {t.id for t in ctx.tests}
+    for stale in [k for k in review.importance if k not in ids]:  # tests no longer here
+        review.importance.pop(stale)
+        review.notes.pop(stale, None)
+    jobs = []
+    if ctx.tests and collection_key(ctx) not in ctx.stage(STAGE).done:
+        jobs.append(lambda: _review(ctx, llm, review))
+    todo = [t for t in ctx.tests if t.id not in review.importance]
+    batches = [todo[i : i + IMPORTANCE_BATCH] for i in range(0, len(todo), IMPORTANCE_BATCH)]
+    jobs += [lambda b=b: _rate(ctx, llm, review, b) for b in batches]
+    await bounded_gather(jobs)
+    shown = min(len(ctx.tests), REVIEW_SHOWN)
+    ctx.stage(STAGE).counts = {
+        "rated": sum(t.id in review.importance for t in ctx.tests),
+        "not_rated": sum(t.id not in review.importance for t in ctx.tests),
+        "reviewed": shown,
+        "left_out": len(ctx.tests) - shown,
+    }
+    return ctx
+
+
+def target_label(ctx: Context, test: Test) -> str:
+    """What a test targets, in one line: its rule (marked inverse), or its origin."""
+    rule = ctx.rule(test.rule_id)
+    if rule is not None:
+        label = ("(inverse) " if test.inverse else "") + rule.text
+    elif test.origin == "sample":
+        label = "(author's sample)"
+    elif test.origin == "baseline":
+        label = "(baseline test, no rule)"
+    else:
+        label = "(no rule)"
+    if test.scenario:
+        label += f" [scenario: {test.scenario}]"
+    return " ".join(label.split())
+
+
+def tests_text(ctx: Context, tests: list[Test]) -> str:
+    """Numbered tests, each its target on one line and its inputs as JSON on the next."""
+    lines = []
+    for i, test in enumerate(tests, start=1):
+        inputs = json.dumps(test.inputs, ensure_ascii=False)
+        if len(inputs) > INPUTS_SHOWN:
+            inputs = inputs[:INPUTS_SHOWN] + " ...(cut)"
+        lines += [f"{i}. {target_label(ctx, test)}", f"   inputs: {inputs}"]
+    return "\n".join(lines)
+
+
+async def _review(ctx: Context, llm: LLM, review: TestReview) -> None:
+    shown = ctx.tests[:REVIEW_SHOWN]
+    messages = stage_messages(
+        "review",
+        prompt=prompt_text(ctx.prompt),
+        intent=ctx.intent,
+        rules=numbered([r.text for r in ctx.rules]),
+        tests=tests_text(ctx, shown),
+        left_out=len(ctx.tests) - len(shown),
+        total=len(ctx.tests),
+    )
+    result = await llm.complete(messages, model="eval", output=CollectionReview, stage=STAGE)
+    if not result.ok:
+        ctx.stage(STAGE).error = result.error
+        return
+    answer: CollectionReview = result.parsed
+    review.model = result.model
+    review.summary = answer.summary.strip()
+    review.quality_score = answer.quality_score
+    review.failure_modes = [
+        FailureMode(description=f.description.strip(), harm=f.harm) for f in answer.failure_modes
+    ]
+    review.weaknesses = [w.strip() for w in answer.weaknesses if w.strip()]
+    ctx.stage(STAGE).done.append(collection_key(ctx))
+    ctx.checkpoint()
+
+
+async def _rate(ctx: Context, llm: LLM, review: TestReview, tests: list[Test]) -> None:
+    messages = stage_messages(
+        "review_importance",
+        prompt=prompt_text(ctx.prompt),
+        intent=ctx.intent,
+        tests=tests_text(ctx, tests),
+    )
+    result = await llm.complete(messages, model="eval", output=ImportanceVerdicts, stage=STAGE)
+    if not result.ok:
+        ctx.stage(STAGE).error = result.error
+        return
+    for verdict in result.parsed.verdicts:
+        if 1 <= verdict.number <= len(tests):
+            test = tests[verdict.number - 1]
+            if test.id not in review.importance:  # a second verdict for a number is ignored
+                review.importance[test.id] = verdict.importance
+                note = " ".join(verdict.note.split())
+                if note:
+                    review.notes[test.id] = note
+    review.model = review.model or result.model
+    missing = sum(t.id not in review.importance for t in tests)
+    if missing:
+        ctx.stage(STAGE).error = f"{missing} test(s) got no importance; a re-run asks again"
+    ctx.checkpoint()

@@ -1,0 +1,46 @@
+"""Which tests an evaluation runs, and the (test, model, run index) cells."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import zip_longest
+
+from promptgen.context import Context
+from promptgen.options import Options
+from promptgen.results import Test
+
+Cell = tuple[Test, str, int]
+
+
+def eval_tests(ctx: Context, options: Options) -> list[Test]:
+    """Tests to evaluate, bounded by maxTestsToRun.
+
+    Invalid tests are left out unless keepInvalid; `--tests FILE` restricts the set.
+    The bound takes tests round-robin over (scenario, rule) groups, so a small budget
+    still covers every rule instead of the first rule's tests only.
+    """
+    wanted = set(options.test_ids)
+    eligible = [
+        t
+        for t in ctx.tests
+        if (not wanted or t.id in wanted) and (options.keep_invalid or t.valid is not False)
+    ]
+    if options.max_tests_to_run is None or len(eligible) <= options.max_tests_to_run:
+        return eligible
+    groups: dict[tuple[str | None, str | None], list[Test]] = defaultdict(list)
+    for test in eligible:
+        groups[(test.scenario, test.rule_id)].append(test)
+    interleaved = [t for row in zip_longest(*groups.values()) for t in row if t is not None]
+    chosen = {t.id for t in interleaved[: options.max_tests_to_run]}
+    return [t for t in eligible if t.id in chosen]  # collection order
+
+
+def cells(ctx: Context, options: Options) -> list[Cell]:
+    """Every (test, model under test, run index) the evaluation needs."""
+    tests = eval_tests(ctx, options)
+    return [
+        (test, model, index)
+        for model in options.models
+        for test in tests
+        for index in range(options.runs_per_test)
+    ]

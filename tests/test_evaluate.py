@@ -1,0 +1,381 @@
+"""Evaluation end to end: models under test, groundtruth, metrics, checks, gate, re-runs.
+
+Every call goes over real HTTP to the fake server; `promptgen` runs in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from promptgen import load_context
+from tests.fakellm import FakeLLM
+from tests.pipeline_fake import PipelineResponder
+from tests.test_pipeline import promptgen
+
+SAMPLE = "samples/classify-sentiment.prompty"
+GENERATION = ("IntentAnswer", "InputSpecAnswer", "RulesAnswer", "InverseAnswer", "TestCases")
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[FakeLLM, PipelineResponder]]:
+    responder = PipelineResponder()
+    with FakeLLM(responder=responder) as fake:
+        yield fake, responder
+
+
+def evaluate(tmp: Path, fake: FakeLLM, *args: str, prompt: str = SAMPLE, out: str = "out"):  # type: ignore[no-untyped-def]
+    base = ["--effort", "min", "--api-base", fake.url, "--out", str(tmp / out), "--quiet"]
+    return promptgen(tmp, prompt, *base, *args)
+
+
+def under_test(fake: FakeLLM) -> list[dict]:
+    return [b for b in fake.requests if not b.get("response_format") and "<PROMPT>" not in str(b)]
+
+
+def test_two_models_two_judges_two_runs(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    result = evaluate(
+        tmp_path,
+        fake,
+        "--models", "m1;m2", "--eval-models", "j1", "--eval-models", "j2",
+        "--runs-per-test", "2", "--max-tests-to-run", "3",
+        "--check", "contains=answer", "--check", "not-icontains=violation",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    ctx = load_context(out / "context.json")
+    assert ctx.options["models"] == ["m1", "m2"]
+    tested = {r.test_id for r in ctx.test_runs}
+    assert len(tested) == 3
+    assert Counter(r.model for r in ctx.test_runs) == {"m1": 6, "m2": 6}
+    assert {r.run_index for r in ctx.test_runs} == {0, 1}
+    assert all(r.ok for r in ctx.test_runs)
+    # runs of the same test differ: each run index is its own call, not a cache hit
+    bodies = under_test(fake)
+    assert len(bodies) == 12
+    names = {m.name: m.kind for m in ctx.metrics}
+    assert names["compliance"] == "compliance"
+    assert names["classify-sentiment-compliance"] == "custom"  # found beside the prompt
+    assert names["contains=answer"] == names["not-icontains=violation"] == "check"
+    per_run = Counter((r.test_id, r.model, r.run_index) for r in ctx.metric_results)
+    # compliance + custom metric on two judges, plus two checks without a judge
+    assert set(per_run.values()) == {6}
+    judges = {r.judge for r in ctx.metric_results if r.metric == "compliance"}
+    assert judges == {"j1", "j2"}
+    for run in ctx.test_runs:
+        assert run.metrics["compliance"].outcome == "ok"
+        assert run.metrics["compliance"].judges == 2
+        assert run.metrics["classify-sentiment-compliance"].score == 75.0
+        assert run.metrics["contains=answer"].outcome == "ok"
+    for name in ("overview.csv", "report.md", "report.html"):
+        assert (out / name).is_file(), name
+    assert "compliance 100.0%" in result.stdout
+
+
+def test_the_judge_sees_the_input(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    result = evaluate(tmp_path, fake, "--models", "m1", "--max-tests-to-run", "2")
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    judged = [b for b in fake.requests if "ComplianceVerdict" in json.dumps(b)]
+    assert len(judged) == 2
+    for test in (t for t in ctx.tests if t.id in {r.test_id for r in ctx.test_runs}):
+        value = next(iter(test.inputs.values()))
+        assert any(value in json.dumps(b) for b in judged), "the judge never saw the input"
+
+
+def test_a_failing_model_is_recorded_and_rerun_only_where_it_failed(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    responder.failing_models = {"flaky": 2}
+    args = ("--models", "good;flaky", "--max-tests-to-run", "4")
+    first = evaluate(tmp_path, fake, *args)
+    assert first.returncode == 3, first.stderr
+    assert "evaluation calls failed" in first.stderr and "Traceback" not in first.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    failed = [r for r in ctx.test_runs if r.error]
+    assert len(failed) == 2 and all(r.model == "flaky" for r in failed)
+    assert all(r.ok for r in ctx.test_runs if r.model == "good")  # the run went on
+    assert ctx.stage("runs").status == "failed"
+
+    responder.failing_models = {}
+    before = len(under_test(fake))
+    again = evaluate(tmp_path, fake, *args)
+    assert again.returncode == 0, again.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert all(r.ok for r in ctx.test_runs) and len(ctx.test_runs) == 8
+    asked = under_test(fake)[before:]
+    assert len(asked) == 2 and {b["model"] for b in asked} == {"flaky"}
+
+
+def test_fail_on_error_tolerates_a_share_of_failures(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    responder.failing_models = {"flaky": 2}
+    args = ("--models", "good;flaky", "--max-tests-to-run", "4", "--fail-on-error", "0.2")
+    result = evaluate(tmp_path, fake, *args)
+    assert result.returncode == 0, result.stderr  # 2 failed of 8 runs + 6 verdicts
+    strict = evaluate(tmp_path, fake, *args[:-1], "0")
+    assert strict.returncode == 3, strict.stderr
+
+
+def test_groundtruth_retries_ask_fresh_variants(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    responder.groundtruth_scores = [40, 60, 85]
+    result = evaluate(
+        tmp_path,
+        fake,
+        "--models", "m1", "--max-tests-to-run", "1",
+        "--groundtruth-model", "oracle", "--groundtruth-retries", "3",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    (test,) = [t for t in ctx.tests if t.groundtruth_status]
+    attempts = [a for a in ctx.groundtruth if a.test_id == test.id]
+    assert [a.average for a in attempts] == [40, 60, 85]
+    assert [a.accepted for a in attempts] == [False, False, True]
+    asked = [b for b in under_test(fake) if b["model"] == "oracle"]
+    assert len(asked) == 3
+    assert len({b.get("seed") for b in asked}) == 3  # a fresh variant each time
+    assert test.groundtruth_status == "ok" and test.groundtruth_score == 85
+    assert test.groundtruth == attempts[-1].output and test.groundtruth_model == "oracle"
+    (run,) = ctx.test_runs
+    assert run.metrics["accuracy"].score == 75
+
+
+def test_groundtruth_never_good_enough_is_invalid(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    responder.groundtruth_scores = [30, 55, 20]
+    result = evaluate(
+        tmp_path,
+        fake,
+        "--models", "m1", "--max-tests-to-run", "1", "--groundtruth-model", "oracle",
+        "--groundtruth-retries", "2", "--groundtruth-threshold", "70",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    (test,) = [t for t in ctx.tests if t.groundtruth_status]
+    assert test.groundtruth_status == "invalid"
+    assert test.groundtruth_score == 55  # the best answer is kept
+    (run,) = ctx.test_runs
+    assert "accuracy" not in run.metrics  # no accuracy against a rejected groundtruth
+
+
+def test_quality_gate_and_junit(server: tuple[FakeLLM, PipelineResponder], tmp_path: Path) -> None:
+    fake, responder = server
+    responder.bad_every = 2
+    junit = tmp_path / "junit.xml"
+    args = ("--models", "m1", "--max-tests-to-run", "4", "--junit", str(junit))
+    low = evaluate(tmp_path, fake, *args, "--fail-under", "80")
+    assert low.returncode == 1, low.stderr
+    assert "below --fail-under 80%" in low.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    outcomes = Counter(r.metrics["compliance"].outcome for r in ctx.test_runs)
+    assert outcomes == {"ok": 2, "err": 2}
+    suites = ET.parse(junit).getroot()
+    cases = suites.findall(".//testcase")
+    assert len(cases) == 4
+    assert len([c for c in cases if c.find("failure") is not None]) == 2
+    ok = evaluate(tmp_path, fake, *args, "--fail-under", "50")
+    assert ok.returncode == 0, ok.stderr
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "breaks rule 1" in report  # the judge's reason beside the failing output
+
+
+def test_reevaluating_a_saved_context_on_another_model(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    first = evaluate(tmp_path, fake, "--models", "m1", "--max-tests-to-run", "3")
+    assert first.returncode == 0, first.stderr
+    generation = {k: v for k, v in responder.calls.items() if k in GENERATION}
+    saved = tmp_path / "out" / "context.json"
+    result = promptgen(tmp_path, str(saved), "--api-base", fake.url, "--models", "m2", "-q")
+    assert result.returncode == 0, result.stderr
+    assert {k: v for k, v in responder.calls.items() if k in GENERATION} == generation
+    ctx = load_context(saved)
+    assert Counter(r.model for r in ctx.test_runs) == {"m1": 3, "m2": 3}
+    assert {r.test_id for r in ctx.test_runs if r.model == "m1"} == {
+        r.test_id for r in ctx.test_runs if r.model == "m2"
+    }
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "m1" in html and "m2" in html
+
+
+def test_no_evals_generates_only(server: tuple[FakeLLM, PipelineResponder], tmp_path: Path) -> None:
+    fake, _ = server
+    result = evaluate(tmp_path, fake, "--models", "m1", "--no-evals")
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert ctx.tests and not ctx.test_runs and not under_test(fake)
+
+
+METRIC = """---
+name: {name}
+tags: [{tags}]
+inputs:
+  output: {{type: string}}
+---
+system:
+Rate the answer. Reply as JSON with explanation and score.
+user:
+{{{{output}}}}
+"""
+
+
+def test_custom_metric_discovery_and_inline_metrics(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    prompt = folder / "greet.prompty"
+    prompt.write_text("---\nname: greet\n---\nsystem:\nGreet {{name}} warmly.\n")
+    (folder / "other.prompty").write_text("---\nname: other\n---\nsystem:\nSay {{x}}.\n")
+    (folder / "greet.metric.prompty").write_text(METRIC.format(name="mine", tags="scorer"))
+    (folder / "greet.tone.metric.prompty").write_text(METRIC.format(name="tone", tags="scorer"))
+    (folder / "shared.metric.prompty").write_text(METRIC.format(name="shared", tags="scorer"))
+    (folder / "other.metric.prompty").write_text(METRIC.format(name="theirs", tags="scorer"))
+    extra = tmp_path / "elsewhere.metric.prompty"
+    extra.write_text(METRIC.format(name="extra", tags="scorer"))
+    result = evaluate(
+        tmp_path,
+        fake,
+        "--models", "m1", "--max-tests-to-run", "2", "--metric", str(extra),
+        "--custom-metric", "Is the greeting polite? Answer OK or ERR.",
+        prompt=str(prompt),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    names = {m.name for m in ctx.metrics}
+    assert names == {"compliance", "mine", "tone", "shared", "extra", "custom-1"}
+    for run in ctx.test_runs:
+        assert run.metrics["custom-1"].outcome == "ok"
+        assert run.metrics["mine"].score == 75
+
+
+def test_frontmatter_checks_and_a_bad_check(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompt = tmp_path / "p.prompty"
+    prompt.write_text(
+        "---\nname: p\nchecks:\n  - starts-with: m1\n  - word-count: {min: 3, max: 40}\n"
+        "  - regex: '^m1 answer \\d+'\n  - not-contains: VIOLATION\n"
+        "  - language: en\n---\nsystem:\nEcho {{text}}.\n"
+    )
+    result = evaluate(
+        tmp_path, fake, "--models", "m1", "--max-tests-to-run", "2", "--no-compliance",
+        prompt=str(prompt),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert {m.kind for m in ctx.metrics} == {"check"}
+    assert not [b for b in fake.requests if "ComplianceVerdict" in json.dumps(b)]
+    for run in ctx.test_runs:
+        outcomes = {n: s.outcome for n, s in run.metrics.items()}
+        assert outcomes["starts-with=m1"] == "ok", run.output
+        assert outcomes['word-count={"min": 3, "max": 40}'] == "ok"
+        assert outcomes["not-contains=VIOLATION"] == "ok"
+    bad = tmp_path / "bad.prompty"
+    bad.write_text("---\nname: b\nchecks:\n  - contains: x\n  - sounds-nice: yes\n---\nHi {{a}}\n")
+    failed = evaluate(tmp_path, fake, "--models", "m1", prompt=str(bad), out="bad")
+    assert failed.returncode == 2
+    assert f"{bad}:5: unknown check 'sounds-nice'" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--metric", "missing.metric.prompty"), "metric file not found"),
+        (("--check", "contains"), "needs a value"),
+        (("--param", "temperature"), "needs KEY=VALUE"),
+        (("--custom-metric", "Judge {{secret}} please"), "does not provide"),
+    ],
+)
+def test_bad_evaluation_input_is_one_line(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    fake, _ = server
+    result = evaluate(tmp_path, fake, "--models", "m1", *args)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not fake.requests  # nothing was called before the error
+
+
+def test_model_parameters_reach_the_model_under_test(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompt = tmp_path / "p.prompty"
+    prompt.write_text(
+        "---\nname: p\nmodel:\n  parameters: {temperature: 0.3, max_tokens: 77, top_p: 0.5}\n"
+        "inputs:\n  text: {type: string}\n  tone: {type: string, default: calm}\n"
+        "scenarios:\n  - name: cold\n    parameters: {tone: icy}\n"
+        "---\nsystem:\nAnswer {{text}} in a {{tone}} tone.\n"
+    )
+    result = evaluate(
+        tmp_path, fake, "--models", "m1", "--max-tests-to-run", "1", "--param", "top_p=0.9",
+        prompt=str(prompt),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (body,) = under_test(fake)
+    assert body["temperature"] == 0.3 and body["max_tokens"] == 77 and body["top_p"] == 0.9
+    assert "icy tone" in json.dumps(body["messages"])  # the scenario's parameter applies
+
+
+def test_arguments_are_defaults_then_scenario_then_test() -> None:
+    from promptgen.model import PromptInput, PromptUnderTest, Scenario
+    from promptgen.results import Test
+    from promptgen.stages.invoke import test_arguments
+
+    prompt = PromptUnderTest(
+        name="p",
+        inputs={
+            "a": PromptInput(name="a", default="A0"),
+            "b": PromptInput(name="b", default="B0"),
+            "c": PromptInput(name="c", default="C0"),
+        },
+        scenarios=[Scenario(name="s", parameters={"b": "B1", "c": "C1"})],
+    )
+    test = Test(id="t", scenario="s", inputs={"c": "C2"})
+    assert test_arguments(prompt, test) == {"a": "A0", "b": "B1", "c": "C2"}
+
+
+def test_review_filter_and_evaluate_the_filtered_tests(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, responder = server
+    first = evaluate(tmp_path, fake, "--rate-tests", "--filter-tests", "2")
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "out"
+    assert (out / "test_review.md").is_file()
+    filtered = json.loads((out / "tests.filtered.json").read_text())
+    assert len(filtered["tests"]) == 2
+    generation = {k: v for k, v in responder.calls.items() if k in GENERATION}
+    later = evaluate(
+        tmp_path, fake, "--tests", str(out / "tests.filtered.json"), "--models", "m1",
+        out="later",
+    )  # fmt: skip
+    assert later.returncode == 0, later.stderr
+    ctx = load_context(tmp_path / "later" / "context.json")
+    assert {r.test_id for r in ctx.test_runs} == {t["id"] for t in filtered["tests"]}
+    assert responder.calls.get("TestCases") == generation.get("TestCases")  # none generated
