@@ -88,10 +88,10 @@ def run(
     runs_per_test: Annotated[int | None, opt(panel=EVAL)] = None,
     max_tests_to_run: Annotated[int | None, opt(panel=EVAL)] = None,
     eval_models: Annotated[
-        list[str] | None, opt('Judges for every metric: "a;b" [the eval model].', EVAL)
+        list[str] | None, opt('Judges for every metric: "a;b" (default: the eval model).', EVAL)
     ] = None,
     compliance: Annotated[
-        bool | None, opt("Judge every output against the prompt's rules [on].", EVAL)
+        bool | None, opt("Judge every output against the prompt's rules (default: on).", EVAL)
     ] = None,
     metric: Annotated[
         list[Path] | None,
@@ -239,7 +239,7 @@ def run(
         return
     ctx, wall = execute(prepared, settings, quiet)
     typer.echo(summary(ctx, prepared.out, wall))
-    if ctx.test_runs and not quiet:
+    if ctx.test_runs:  # a result, like the summary: printed even with --quiet
         print_overview(overview(ctx))
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)

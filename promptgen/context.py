@@ -25,6 +25,7 @@ from pydantic import (
 
 from promptgen import __version__
 from promptgen.errors import ContextError
+from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
 from promptgen.results import (
     GroundtruthAttempt,
@@ -159,21 +160,9 @@ def _fsync_dir(folder: Path) -> None:
 def load_context(path: str | Path) -> Context:
     """Read and validate a saved context; every failure is one clear ContextError."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        raise ContextError("context file not found", file=path, hint="check the path") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise ContextError(f"cannot read context: {err}", file=path) from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ContextError(
-            f"not valid JSON: {err.msg}",
-            file=path,
-            line=err.lineno,
-            hint="the file is damaged; re-run from the prompt file",
-        ) from err
+    data = read_json(
+        path, "context file", "the file is damaged; re-run from the prompt file", ContextError
+    )
     try:
         return Context.model_validate(data)
     except ValidationError as err:

@@ -379,3 +379,58 @@ def test_review_filter_and_evaluate_the_filtered_tests(
     ctx = load_context(tmp_path / "later" / "context.json")
     assert {r.test_id for r in ctx.test_runs} == {t["id"] for t in filtered["tests"]}
     assert responder.calls.get("TestCases") == generation.get("TestCases")  # none generated
+
+
+EVERY_CHECK = """---
+name: every-check
+checks:
+  - not-equals: nope
+  - contains: answer
+  - icontains: ANSWER
+  - contains-any: [zzz, answer]
+  - icontains-any: [ZZZ, ANSWER]
+  - contains-all: [m1, answer]
+  - icontains-all: [M1, ANSWER]
+  - starts-with: m1
+  - istarts-with: M1
+  - ends-with: words
+  - iends-with: WORDS
+  - regex: {pattern: '^M1 ANSWER \\d+', flags: i}
+  - not-is-json: {}
+  - word-count: {min: 5, max: 10}
+  - line-count: 1
+  - sentence-count: 1
+  - paragraph-count: 1
+  - character-count: {max: 60}
+  - not-language: fr
+  - levenshtein: {value: m1 answer 1 to 12 words, threshold: 10}
+  - equals: nope
+---
+system:
+Echo {{text}}.
+"""
+
+
+def test_every_deterministic_check_end_to_end(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompt = tmp_path / "every.prompty"
+    prompt.write_text(EVERY_CHECK)
+    args = ("--models", "m1", "--max-tests-to-run", "2", "--no-compliance")
+    result = evaluate(
+        tmp_path, fake, *args, "--check", "not-icontains=VIOLATION", prompt=str(prompt)
+    )
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert len(ctx.metrics) == 22 and not judged(fake)
+    for run in ctx.test_runs:
+        outcomes = {name: s.outcome for name, s in run.metrics.items()}
+        assert outcomes.pop("equals=nope") == "err"
+        assert set(outcomes.values()) == {"ok"}, (run.output, outcomes)
+    results = [r for r in ctx.metric_results if r.metric == "word-count"]
+    assert all(r.judge is None and r.reason for r in ctx.metric_results), results
+
+
+def judged(fake: FakeLLM) -> list[dict]:
+    return [b for b in fake.requests if "Verdict" in json.dumps(b.get("response_format"))]

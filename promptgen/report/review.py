@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from promptgen.context import Context
 from promptgen.errors import BadInputError
+from promptgen.jsonio import read_json
 from promptgen.results import Rule, Test
 from promptgen.stages.review import target_label
 
@@ -139,21 +140,7 @@ def write_review_files(ctx: Context, folder: Path, filter_n: int | None) -> list
 def load_tests_file(path: str | Path) -> tuple[list[Test], list[Rule]]:
     """Tests (and rules) from `tests.filtered.json` or a plain `tests.json` list."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as err:
-        raise BadInputError("tests file not found", file=path, hint="check the path") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise BadInputError(f"cannot read tests file: {err}", file=path) from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise BadInputError(
-            f"not valid JSON: {err.msg}",
-            file=path,
-            line=err.lineno,
-            hint=f"fix the JSON; the file must be {_SHAPES}",
-        ) from err
+    data = read_json(path, "tests file", f"fix the JSON; the file must be {_SHAPES}")
     try:
         if isinstance(data, list):
             tests, rules = TypeAdapter(list[Test]).validate_python(data), []
