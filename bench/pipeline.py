@@ -10,11 +10,12 @@ saved and evaluated again as `promptgen context.json --models "mut-a;mut-b"
 call is a real one), with the effort's own maxTestsToRun (10, 30, 100, all; or
 --max-tests-to-run), and once more with `--groundtruth-model gt-model`. Same figures,
 against the evaluation's rounds: runs -> metrics (2), or groundtruth answer -> score
-beside the runs, then metrics (3). A concurrency-1 evaluation runs only when it is
-expected to take at most --serial-budget seconds (calls x latency).
+beside the runs, then metrics (3). The concurrency-1 evaluation (`--concurrency 1`: one
+call in flight per model, so the two models or the two judges still overlap) runs only
+when it is expected to take at most --serial-budget seconds (calls x latency / 2).
 With --local, also times `--effort min` with the embedded 1.5B model.
 
-    python bench/pipeline.py [--latency 0.3] [--skip-serial] [--serial-budget 120]
+    python bench/pipeline.py [--latency 0.3] [--skip-serial] [--serial-budget 60]
                              [--max-tests-to-run N] [--local]
 """
 
@@ -42,6 +43,7 @@ from promptgen.pipeline import Runner
 from promptgen.plan import critical_path, planned_calls
 from promptgen.progress import PlainReporter
 from promptgen.run import Prepared, prepare, runtime_options
+from promptgen.stages.select import eval_tests
 
 PROMPT = REPO / "bench" / "fixtures" / "two-scenarios.prompty"
 EFFORTS = ("min", "low", "medium", "high")
@@ -133,9 +135,9 @@ def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -
         run_once(url, "min", concurrency=256)  # warm up: imports, first connections
         for effort in EFFORTS:
             ctx, wall, options = run_once(url, effort, concurrency=256)
-            save_context(ctx, contexts / effort / "context.json")
             unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
             assert not unfinished, f"stages did not finish: {unfinished}"
+            save_context(ctx, contexts / effort / "context.json")  # evaluated below
             calls = ctx.usage.total.calls
             depth = critical_path(options)
             ratio = wall / (depth * latency)
@@ -147,8 +149,10 @@ def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -
                 f"{effort:<7} {calls:>5}  {depth:>5}  {wall:8.2f}  {ratio:20.2f}  "
                 f"{serial_text:>10}  {speed:>8}"
             )
-    evaluation(latency, contexts, serial, budget, max_tests)
-    shutil.rmtree(contexts, ignore_errors=True)
+    try:
+        evaluation(latency, contexts, serial, budget, max_tests)
+    finally:
+        shutil.rmtree(contexts, ignore_errors=True)
 
 
 def evaluation(
@@ -161,12 +165,13 @@ def evaluation(
         f"--runs-per-test 2, {bound}; +gt: --groundtruth-model gt-model"
     )
     print(
-        "(concurrency per model and overall = the widest round's calls, so no call waits "
-        "for a gateway slot [default 8 per model]; a fresh fake server per evaluation)"
+        "(--concurrency = the widest round's calls, per model and overall, so no call waits "
+        "for a gateway slot [default 8 per model];\n no response cache, context saves not "
+        "timed; a fresh fake server per evaluation; overhead = (wall - rounds*latency) / calls)"
     )
     print(
         "effort     tests  calls  rounds  wall (s)  wall/(rounds*latency)  serial (s)  speed-up"
-        "  stages (s)"
+        "  overhead/call  stages (s)"
     )
     base = {**EVALUATION, "max_tests_to_run": max_tests}
     with fake_server(latency, pipeline=True) as url:  # warm up the evaluation code paths
@@ -181,24 +186,27 @@ def evaluation(
                 ctx, wall, options, calls = evaluate_once(url, context, cli, None)
             rounds = evaluation_rounds(options)
             ratio = wall / (rounds * latency)
-            tests = len({r.test_id for r in ctx.test_runs})
+            overhead = (wall - rounds * latency) / calls * 1000
+            tests = len(eval_tests(ctx, options))
             stages = " ".join(
                 f"{n}={ctx.stage(n).duration_s or 0:.2f}" for n in EVAL_STAGES if n in ctx.stages
             )
             serial_text = speed = "-"
-            if serial and calls * latency <= budget:
+            expected = calls * latency / 2  # two models under test, then two judges
+            if serial and expected <= budget:
                 with fake_server(latency, pipeline=True) as url:
                     _, serial_wall, _, _ = evaluate_once(url, context, cli, 1)
                 serial_text, speed = f"{serial_wall:8.1f}", f"{serial_wall / wall:6.1f}x"
             elif serial:
-                skipped.append(f"{label} (~{calls * latency:.0f} s)")
+                skipped.append(f"{label} (~{expected:.0f} s)")
             print(
                 f"{label:<10} {tests:>5}  {calls:>5}  {rounds:>6}  {wall:8.2f}  {ratio:21.2f}  "
-                f"{serial_text:>10}  {speed:>8}  {stages}"
+                f"{serial_text:>10}  {speed:>8}  {overhead:10.1f} ms  {stages}"
             )
     if skipped:
         print(
-            f"concurrency-1 runs over --serial-budget {budget:g} s skipped: " + ", ".join(skipped)
+            f"concurrency-1 evaluations over --serial-budget {budget:g} s skipped: "
+            + ", ".join(skipped)
         )
 
 
@@ -223,9 +231,9 @@ def main() -> None:
     parser.add_argument(
         "--serial-budget",
         type=float,
-        default=120.0,
+        default=60.0,
         metavar="SECONDS",
-        help="run a concurrency-1 evaluation only when calls x latency is at most this [120]",
+        help="run a concurrency-1 evaluation only when calls x latency / 2 is at most this [60]",
     )
     parser.add_argument(
         "--max-tests-to-run",

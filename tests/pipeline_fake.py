@@ -87,7 +87,9 @@ class PipelineResponder:
         if name == "ComplianceVerdict":
             answer = text.rsplit("<ANSWER>", 1)[-1]
             bad = self.bad_word in answer
+            rules = re.findall(r"^\d+\. (.*)$", text.split("Rules:", 1)[-1], re.M)
             return {
+                "checks": [{"rule": r, "broken": bad and k == 0} for k, r in enumerate(rules)],
                 "reason": "breaks rule 1: says VIOLATION" if bad else "follows every rule",
                 "verdict": "err" if bad else "ok",
             }

@@ -434,3 +434,14 @@ def test_every_deterministic_check_end_to_end(
 
 def judged(fake: FakeLLM) -> list[dict]:
     return [b for b in fake.requests if "Verdict" in json.dumps(b.get("response_format"))]
+
+
+def test_a_rule_marked_broken_makes_the_verdict_err() -> None:
+    from promptgen.checks.judges import ComplianceVerdict, RuleCheck, _verdict
+    from promptgen.llm.types import Completion
+
+    parsed = ComplianceVerdict(
+        checks=[RuleCheck(rule="One word only.", broken=True)], reason="fine", verdict="ok"
+    )
+    judged = _verdict(Completion(text="{}", model="j", parsed=parsed))
+    assert judged.outcome == "err" and judged.score == 0 and "One word only." in judged.reason

@@ -19,7 +19,15 @@ from promptgen.stages.common import numbered, prompt_text, stage_messages
 from promptgen.stages.invoke import input_text
 
 
+class RuleCheck(BaseModel):
+    rule: str = Field(max_length=300, description="The rule, copied.")
+    broken: bool = Field(description="True when the answer breaks this rule.")
+
+
 class ComplianceVerdict(BaseModel):
+    # One check per rule first, then the verdict: the judge walks the rules before it
+    # concludes (asked for a verdict at once, a 1.5B judge said "err" to every answer).
+    checks: list[RuleCheck] = Field(max_length=60)
     reason: str = Field(max_length=600, description="Which rule is broken, or why none is.")
     verdict: Literal["ok", "err"]
 
@@ -55,16 +63,13 @@ async def judge(
     llm: LLM, metric: Metric, judge_model: str, values: dict[str, Any], stage: str
 ) -> Judgement:
     kind = metric.info.kind
-    if kind == "compliance":
-        messages = stage_messages("compliance", **_builtin(values))
-        return _verdict(
-            await llm.complete(messages, model=judge_model, output=ComplianceVerdict, stage=stage)
-        )
-    if kind in ("accuracy", "groundtruth"):
+    if kind in ("compliance", "accuracy", "groundtruth"):  # built-in judges, temperature 0
         messages = stage_messages(kind, **_builtin(values))
-        return _scored(
-            await llm.complete(messages, model=judge_model, output=ScoreVerdict, stage=stage)
+        answer = ComplianceVerdict if kind == "compliance" else ScoreVerdict
+        result = await llm.complete(
+            messages, model=judge_model, output=answer, stage=stage, temperature=0
         )
+        return _verdict(result) if kind == "compliance" else _scored(result)
     assert metric.template is not None
     try:
         messages = render_messages(metric.template, values)
@@ -99,7 +104,13 @@ def _verdict(result: Any) -> Judgement:
     if not result.ok:
         return Judgement(error=result.error)
     parsed: ComplianceVerdict = result.parsed
-    return Judgement(score=_points(parsed.verdict), outcome=parsed.verdict, reason=parsed.reason)
+    broken = [c.rule for c in parsed.checks if c.broken]
+    # A rule the judge itself marked broken makes the verdict err, whatever it concluded.
+    outcome: Outcome = "err" if broken or parsed.verdict == "err" else "ok"
+    reason = parsed.reason
+    if broken and parsed.verdict == "ok":
+        reason = f"broken: {'; '.join(broken)[:400]} ({reason})"
+    return Judgement(score=_points(outcome), outcome=outcome, reason=reason)
 
 
 def _scored(result: Any) -> Judgement:
