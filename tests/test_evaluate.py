@@ -445,3 +445,47 @@ def test_a_rule_marked_broken_makes_the_verdict_err() -> None:
     )
     judged = _verdict(Completion(text="{}", model="j", parsed=parsed))
     assert judged.outcome == "err" and judged.score == 0 and "One word only." in judged.reason
+
+
+GH_PROMPT = """name: echo
+model: openai/gpt-4o
+messages:
+  - role: user
+    content: 'Echo: {{text}}'
+testData:
+  - text: first
+    needle: answer
+  - text: second
+    needle: nowhere
+evaluators:
+  - name: has needle
+    string:
+      contains: '{{needle}}'
+  - name: starts right
+    string:
+      startsWith: M1
+  - name: judge
+    uses: github/similarity
+"""
+
+
+def test_github_models_string_evaluators_become_checks(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """`string:` evaluators run as checks; `{{name}}` in them takes each test's value."""
+    fake, _ = server
+    prompt = tmp_path / "echo.prompt.yml"
+    prompt.write_text(GH_PROMPT)
+    result = evaluate(tmp_path, fake, "--models", "m1", "--no-compliance", prompt=str(prompt))
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert {m.name for m in ctx.metrics} == {"icontains={{needle}}", "istarts-with=M1"}
+    by_text = {}
+    for run in ctx.test_runs:
+        test = ctx.test(run.test_id)
+        assert test is not None
+        by_text[test.inputs.get("text")] = run.metrics["icontains={{needle}}"].outcome
+        assert run.metrics["istarts-with=M1"].outcome == "ok"
+    assert by_text["first"] == "ok" and by_text["second"] == "err"  # samples carry needles
+    generated = [r for r in ctx.metric_results if r.outcome == "unknown"]
+    assert all("needs {{needle}}" in (r.reason or "") for r in generated)

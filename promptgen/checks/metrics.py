@@ -9,6 +9,7 @@ prompt in the folder. `--metric FILE` and `--custom-metric TEXT` add more.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ class Metric:
     info: MetricInfo
     template: PromptUnderTest | None = None  # custom metrics
     check: Any = None  # deterministic checks
+    spec: Any = None  # a check as written, when its values use {{name}} of each test
     groundtruth: bool = False  # tagged `groundtruth`: scores groundtruth answers
 
     @property
@@ -81,6 +83,7 @@ def check_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
         metrics[name] = Metric(
             MetricInfo(name=name, kind="check", description="deterministic check"),
             check=parse_check(spec),
+            spec=spec if "{{" in json.dumps(spec) else None,
         )
     return list(metrics.values())
 
@@ -183,3 +186,32 @@ def load_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
         *custom_metrics(prompt, options),
         *check_metrics(prompt, options),
     ]
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([\w.-]+)\s*\}\}")
+
+
+def fill_placeholders(spec: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
+    """`{{name}}` in a check's strings replaced by the test's values (plain text
+    replacement, as gh models does: no logic, nothing evaluated); returns the names
+    no value was found for."""
+    missing: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            missing.append(name)
+            return match.group(0)
+        value = values[name]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _PLACEHOLDER.sub(replace, node)
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        return node
+
+    return walk(spec), missing

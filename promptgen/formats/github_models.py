@@ -102,6 +102,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
         model=_model(doc, file, lines),
         messages=messages,
         test_samples=[split_sample(row) for row in doc.testData or []],
+        checks=string_checks(doc.evaluators or []),
         template_engine="mustache",
         frontmatter=raw,
         extra=extra,
@@ -109,6 +110,30 @@ def load(path: Path, text: str) -> PromptUnderTest:
     )
     detect_inputs(prompt)
     return prompt
+
+
+# gh models' string evaluators: `equals` is case-sensitive, the others ignore case.
+_STRING_CHECKS = {
+    "equals": "equals",
+    "contains": "icontains",
+    "startsWith": "istarts-with",
+    "endsWith": "iends-with",
+}
+
+
+def string_checks(evaluators: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`string:` evaluators as deterministic checks (the first non-empty key wins, as in
+    gh models). LLM and `uses:` evaluators are kept in the frontmatter, not run."""
+    checks = []
+    for evaluator in evaluators:
+        spec = evaluator.get("string")
+        if not isinstance(spec, dict):
+            continue
+        for key, name in _STRING_CHECKS.items():
+            if spec.get(key):
+                checks.append({name: str(spec[key])})
+                break
+    return checks
 
 
 def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:

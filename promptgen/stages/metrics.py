@@ -11,11 +11,13 @@ from __future__ import annotations
 from statistics import mean
 
 from promptgen.checks.judges import judge, judge_values
-from promptgen.checks.metrics import Metric, load_metrics
+from promptgen.checks.metrics import Metric, fill_placeholders, load_metrics
+from promptgen.checks.parse import parse_check
 from promptgen.context import Context
 from promptgen.llm import LLM, bounded_gather
 from promptgen.options import Options
 from promptgen.results import MetricResult, MetricSummary, Outcome, Test, TestRun
+from promptgen.stages.invoke import test_arguments
 from promptgen.stages.select import eval_tests
 
 Item = tuple[TestRun, Test, Metric, str | None]
@@ -33,12 +35,13 @@ def plan(ctx: Context, options: Options, judge_models: list[str]) -> list[Item]:
     """(run, test, metric, judge) items still without a verdict."""
     tests = {t.id: t for t in eval_tests(ctx, options)}
     have = {r.key for r in ctx.metric_results if r.error is None}
+    metrics = output_metrics(ctx, options)
     items: list[Item] = []
     for run in ctx.test_runs:
         test = tests.get(run.test_id)
         if test is None or not run.ok:
             continue
-        for metric in output_metrics(ctx, options):
+        for metric in metrics:
             if metric.info.kind == "accuracy" and test.groundtruth_status != "ok":
                 continue  # no accepted groundtruth: accuracy is not defined (docs/metrics.md)
             for who in [None] if metric.check is not None else judge_models:
@@ -62,7 +65,7 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
     checks = [i for i in items if i[2].check is not None]
     calls = [i for i in items if i[2].check is None]
     for item in checks:
-        _store(ctx, item, _check(item))
+        _store(ctx, item, _check(ctx, item))
     await bounded_gather([lambda i=i: _judge(ctx, llm, i) for i in calls])
     summarise(ctx)
     errors = [r for r in ctx.metric_results if r.error is not None]
@@ -76,9 +79,20 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
     return ctx
 
 
-def _check(item: Item) -> MetricResult:
-    run, _, metric, _ = item
-    result = metric.check.evaluate(run.output or "")
+def _check(ctx: Context, item: Item) -> MetricResult:
+    run, test, metric, _ = item
+    check = metric.check
+    if metric.spec is not None:  # values that name the test's inputs, e.g. {{expected}}
+        values = test_arguments(ctx.prompt, test)
+        sample = next((s for s in ctx.prompt.test_samples if s.inputs == test.inputs), None)
+        if sample is not None and sample.expected is not None:
+            values.setdefault("expected", sample.expected)
+        spec, missing = fill_placeholders(metric.spec, values)
+        if missing:
+            reason = f"the check needs {{{{{missing[0]}}}}}, which this test does not give"
+            return _result(item, outcome="unknown", reason=reason)
+        check = parse_check(spec)
+    result = check.evaluate(run.output or "")
     score = result.score if result.score is not None else (100.0 if result.passed else 0.0)
     return _result(
         item, score=score, outcome="ok" if result.passed else "err", reason=result.reason
