@@ -167,7 +167,8 @@ def evaluation(
     print(
         "(--concurrency = the widest round's calls, per model and overall, so no call waits "
         "for a gateway slot [default 8 per model];\n no response cache, context saves not "
-        "timed; a fresh fake server per evaluation; overhead = (wall - rounds*latency) / calls)"
+        "timed; a fresh fake server per evaluation; overhead = (wall - rounds*latency) / calls;\n"
+        " each run is judged as soon as it finishes, so the runs stage includes most judging)"
     )
     print(
         "effort     tests  calls  rounds  wall (s)  wall/(rounds*latency)  serial (s)  speed-up"

@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from typing import Any
 
 from tests.fakellm import Reply
@@ -32,6 +33,8 @@ class PipelineResponder:
         self.bad_every = 0  # every k-th output of a model under test holds the bad word
         self.groundtruth_scores: list[int] = [90]  # successive groundtruth scores
         self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
+        self.slow_models: dict[str, float] = {}  # model -> seconds before it answers
+        self.log: list[tuple[float, str]] = []  # (arrival time, schema name or model)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -40,6 +43,8 @@ class PipelineResponder:
         with self._lock:
             self.calls[name] = self.calls.get(name, 0) + 1
             n = next(self._counter)
+        with self._lock:
+            self.log.append((time.monotonic(), name if name != "text" else str(body["model"])))
         if name == self.fail_stage:
             return Reply(status=500)
         text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
@@ -131,7 +136,8 @@ class PipelineResponder:
         words = len(text.split())
         bad = f" {self.bad_word}" if self.bad_every and k % self.bad_every == 0 else ""
         answer = f"{model} answer {k} to {words} words{bad}"
-        return Reply(content=answer, prompt_tokens=100, completion_tokens=10)
+        delay = self.slow_models.get(model, 0.0)
+        return Reply(content=answer, prompt_tokens=100, completion_tokens=10, delay=delay)
 
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         defs = schema.get("$defs", {})

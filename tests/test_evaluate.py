@@ -489,3 +489,17 @@ def test_github_models_string_evaluators_become_checks(
     assert by_text["first"] == "ok" and by_text["second"] == "err"  # samples carry needles
     generated = [r for r in ctx.metric_results if r.outcome == "unknown"]
     assert all("needs {{needle}}" in (r.reason or "") for r in generated)
+
+
+def test_runs_are_judged_while_other_cells_still_run(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """A finished cell is judged at once, not after the slowest model's cells."""
+    fake, responder = server
+    responder.slow_models = {"slow": 1.5}
+    result = evaluate(tmp_path, fake, "--models", "fast;slow", "--max-tests-to-run", "2")
+    assert result.returncode == 0, result.stderr
+    slow_sent = max(t for t, name in responder.log if name == "slow")
+    judged = sorted(t for t, name in responder.log if name == "ComplianceVerdict")
+    assert len(judged) == 4
+    assert judged[0] < slow_sent + 1.0  # the fast model's outputs were judged meanwhile

@@ -8,6 +8,7 @@ verdict shows up as err for a person to look at.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import mean
 
 from promptgen.checks.judges import judge, judge_values
@@ -77,6 +78,40 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
         else None
     )
     return ctx
+
+
+@dataclass
+class Scorer:
+    """Judges runs as they finish. The runs stage scores each cell at once, so judging
+    overlaps the other cells' calls instead of waiting for the slowest one; the metrics
+    stage then scores what is left (accuracy once the groundtruth is in, failures)."""
+
+    ctx: Context
+    llm: LLM
+    metrics: list[Metric]
+    judges: list[str]
+    tests: dict[str, Test]
+
+    @classmethod
+    def build(cls, ctx: Context, llm: LLM, options: Options) -> Scorer:
+        tests = {t.id: t for t in eval_tests(ctx, options)}
+        return cls(ctx, llm, output_metrics(ctx, options), judges(llm, options), tests)
+
+    async def score(self, run: TestRun) -> None:
+        """Every verdict of a run that has none yet (a new or re-run cell)."""
+        test = self.tests.get(run.test_id)
+        if test is None or not run.ok:
+            return
+        items: list[Item] = [
+            (run, test, metric, who)
+            for metric in self.metrics
+            if metric.info.kind != "accuracy" or test.groundtruth_status == "ok"
+            for who in ([None] if metric.check is not None else self.judges)
+        ]
+        for item in (i for i in items if i[2].check is not None):
+            _store(self.ctx, item, _check(self.ctx, item))
+        calls = [i for i in items if i[2].check is None]
+        await bounded_gather([lambda i=i: _judge(self.ctx, self.llm, i) for i in calls])
 
 
 def _check(ctx: Context, item: Item) -> MetricResult:

@@ -12,6 +12,7 @@ from promptgen.llm import LLM, bounded_gather
 from promptgen.options import Options
 from promptgen.results import Test, TestRun
 from promptgen.stages.invoke import CallSettings, call_settings, test_messages
+from promptgen.stages.metrics import Scorer
 from promptgen.stages.select import cells
 
 
@@ -29,7 +30,8 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
     work = todo(ctx, options)
     retried = {(t.id, m, i) for t, m, i in work}  # failed cells about to be asked again
     ctx.test_runs = [r for r in ctx.test_runs if r.key not in retried]
-    await bounded_gather([lambda c=c: _cell(ctx, llm, settings, *c) for c in work])
+    scorer = Scorer.build(ctx, llm, options) if options.evals else None
+    await bounded_gather([lambda c=c: _cell(ctx, llm, scorer, settings, *c) for c in work])
     record = ctx.stage("runs")
     failed = [r for r in ctx.test_runs if r.error is not None]
     record.counts = {"cells": len(cells(ctx, options)), "failed": len(failed)}
@@ -70,8 +72,16 @@ async def run_test(
 
 
 async def _cell(
-    ctx: Context, llm: LLM, settings: CallSettings, test: Test, model: str, index: int
+    ctx: Context,
+    llm: LLM,
+    scorer: Scorer | None,
+    settings: CallSettings,
+    test: Test,
+    model: str,
+    index: int,
 ) -> None:
     _, _, record = await run_test(ctx, llm, settings, test, model, index, "runs")
     ctx.test_runs.append(record)
     ctx.checkpoint()
+    if scorer is not None:
+        await scorer.score(record)
