@@ -428,6 +428,9 @@ def test_every_deterministic_check_end_to_end(
         outcomes = {name: s.outcome for name, s in run.metrics.items()}
         assert outcomes.pop("equals=nope") == "err"
         assert set(outcomes.values()) == {"ok"}, (run.output, outcomes)
+        # a check scores pass/fail; its own measure (6 words) stays in the reason
+        count = run.metrics['word-count={"min": 5, "max": 10}']
+        assert count.score == 100.0
     results = [r for r in ctx.metric_results if r.metric == "word-count"]
     assert all(r.judge is None and r.reason for r in ctx.metric_results), results
 

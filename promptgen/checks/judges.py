@@ -48,7 +48,7 @@ class Judgement:
 def judge_values(ctx: Context, test: Test, output: str, groundtruth: str | None) -> dict[str, Any]:
     """What a judge template can read (custom metrics also get the prompt's inputs)."""
     return {
-        **{k: v for k, v in test.inputs.items()},
+        **test.inputs,
         "prompt": prompt_text(ctx.prompt),
         "intent": ctx.intent or "",
         "inputSpec": ctx.input_spec or "",
@@ -92,6 +92,8 @@ async def judge(
 
 
 def _builtin(values: dict[str, Any]) -> dict[str, Any]:
+    """The values the built-in templates use; the test's own inputs stay out (an input
+    may be called `name`, like stage_messages' first parameter)."""
     names = ("prompt", "rules", "input", "output", "groundtruth", "intent")
     return {n: values[n] for n in names}
 

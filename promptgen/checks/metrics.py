@@ -18,6 +18,7 @@ from promptgen.checks.parse import parse_check
 from promptgen.errors import BadInputError
 from promptgen.formats import SUFFIXES, load_prompt
 from promptgen.formats.body import parse_messages
+from promptgen.formats.common import strip_suffix
 from promptgen.model import Message, PromptUnderTest
 from promptgen.options import Options
 from promptgen.render import template_variables
@@ -93,8 +94,8 @@ def discover(prompt_file: Path) -> list[Path]:
     folder = prompt_file.parent
     if not folder.is_dir():
         return []
-    stem = _stem(prompt_file.name)
-    stems = {_stem(p.name) for p in folder.iterdir() if _is_prompt(p)}
+    stem = strip_suffix(prompt_file.name, SUFFIXES)
+    stems = {strip_suffix(p.name, SUFFIXES) for p in folder.iterdir() if _is_prompt(p)}
     found = []
     for path in sorted(folder.glob(f"*{METRIC_SUFFIX}")):
         owner = path.name[: -len(METRIC_SUFFIX)].split(".")[0]
@@ -105,13 +106,6 @@ def discover(prompt_file: Path) -> list[Path]:
 
 def _is_prompt(path: Path) -> bool:
     return path.is_file() and not path.name.endswith(METRIC_SUFFIX) and path.name.endswith(SUFFIXES)
-
-
-def _stem(name: str) -> str:
-    for suffix in SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
@@ -137,7 +131,11 @@ def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
 
 def _from_file(path: Path, prompt: PromptUnderTest) -> Metric:
     template = load_prompt(path)
-    name = template.name if template.name != _stem(path.name) else path.name[: -len(METRIC_SUFFIX)]
+    name = (
+        template.name
+        if template.name != strip_suffix(path.name, SUFFIXES)
+        else path.name[: -len(METRIC_SUFFIX)]
+    )
     _check_variables(template, prompt, str(path))
     return Metric(
         MetricInfo(

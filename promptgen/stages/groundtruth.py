@@ -85,16 +85,15 @@ async def _test(
             ctx.checkpoint()
             return
         attempt = len(scored)  # variant = attempt: each retry is a new call
-        output, error, _ = await run_test(
-            ctx, llm, settings, test, model, attempt, stage="groundtruth"
-        )
+        answer = await run_test(ctx, llm, settings, test, model, attempt, stage="groundtruth")
+        output = answer.output
         record = GroundtruthAttempt(test_id=test.id, attempt=attempt, model=model, output=output)
         ctx.groundtruth = [
             a for a in ctx.groundtruth if not (a.test_id == test.id and a.attempt == attempt)
         ]
         ctx.groundtruth.append(record)
-        if error is not None or output is None:
-            record.error = error or "empty answer"
+        if not answer.ok or output is None:
+            record.error = answer.error or "empty answer"
             return  # the stage stays unfinished; a re-run asks this attempt again
         values = judge_values(ctx, test, output, None)
         pairs = [(who, m) for who in judge_models for m in metrics]

@@ -32,23 +32,31 @@ def judges(llm: LLM, options: Options) -> list[str]:
     return list(dict.fromkeys(llm.settings.resolve(m) for m in options.eval_models or ["eval"]))
 
 
+def items_of(run: TestRun, test: Test, metrics: list[Metric], judges: list[str]) -> list[Item]:
+    """Every (run, test, metric, judge) verdict a successful run needs; a check has no
+    judge, and accuracy needs an accepted groundtruth (docs/metrics.md)."""
+    if not run.ok:
+        return []
+    return [
+        (run, test, metric, who)
+        for metric in metrics
+        if metric.info.kind != "accuracy" or test.groundtruth_status == "ok"
+        for who in ([None] if metric.check is not None else judges)
+    ]
+
+
 def plan(ctx: Context, options: Options, judge_models: list[str]) -> list[Item]:
-    """(run, test, metric, judge) items still without a verdict."""
+    """The verdicts still missing (never asked, or failed)."""
     tests = {t.id: t for t in eval_tests(ctx, options)}
     have = {r.key for r in ctx.metric_results if r.error is None}
     metrics = output_metrics(ctx, options)
-    items: list[Item] = []
-    for run in ctx.test_runs:
-        test = tests.get(run.test_id)
-        if test is None or not run.ok:
-            continue
-        for metric in metrics:
-            if metric.info.kind == "accuracy" and test.groundtruth_status != "ok":
-                continue  # no accepted groundtruth: accuracy is not defined (docs/metrics.md)
-            for who in [None] if metric.check is not None else judge_models:
-                if (run.test_id, run.model, run.run_index, metric.name, who) not in have:
-                    items.append((run, test, metric, who))
-    return items
+    return [
+        item
+        for run in ctx.test_runs
+        if run.test_id in tests
+        for item in items_of(run, tests[run.test_id], metrics, judge_models)
+        if _key(item) not in have
+    ]
 
 
 def complete(ctx: Context, options: Options, judge_models: list[str]) -> bool:
@@ -61,13 +69,9 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
     known = {m.name: m for m in ctx.metrics}
     ctx.metrics = list({**known, **{m.name: m.info for m in metrics}}.values())
     items = plan(ctx, options, judge_models)
-    retried = {_result(i).key for i in items}  # failed verdicts about to be asked again
+    retried = {_key(i) for i in items}  # failed verdicts about to be asked again
     ctx.metric_results = [r for r in ctx.metric_results if r.key not in retried]
-    checks = [i for i in items if i[2].check is not None]
-    calls = [i for i in items if i[2].check is None]
-    for item in checks:
-        _store(ctx, item, _check(ctx, item))
-    await bounded_gather([lambda i=i: _judge(ctx, llm, i) for i in calls])
+    await _verdicts(ctx, llm, items)
     summarise(ctx)
     errors = [r for r in ctx.metric_results if r.error is not None]
     record = ctx.stage("metrics")
@@ -100,18 +104,22 @@ class Scorer:
     async def score(self, run: TestRun) -> None:
         """Every verdict of a run that has none yet (a new or re-run cell)."""
         test = self.tests.get(run.test_id)
-        if test is None or not run.ok:
-            return
-        items: list[Item] = [
-            (run, test, metric, who)
-            for metric in self.metrics
-            if metric.info.kind != "accuracy" or test.groundtruth_status == "ok"
-            for who in ([None] if metric.check is not None else self.judges)
-        ]
-        for item in (i for i in items if i[2].check is not None):
-            _store(self.ctx, item, _check(self.ctx, item))
-        calls = [i for i in items if i[2].check is None]
-        await bounded_gather([lambda i=i: _judge(self.ctx, self.llm, i) for i in calls])
+        if test is not None:
+            await _verdicts(self.ctx, self.llm, items_of(run, test, self.metrics, self.judges))
+
+
+async def _verdicts(ctx: Context, llm: LLM, items: list[Item]) -> None:
+    """Checks at once (no call), then every judge call concurrently."""
+    for item in items:
+        if item[2].check is not None:
+            ctx.metric_results.append(_check(ctx, item))
+    calls = [i for i in items if i[2].check is None]
+    await bounded_gather([lambda i=i: _judge(ctx, llm, i) for i in calls])
+
+
+def _key(item: Item) -> tuple[str, str, int, str, str | None]:
+    run, _, metric, who = item
+    return (run.test_id, run.model, run.run_index, metric.name, who)
 
 
 def _check(ctx: Context, item: Item) -> MetricResult:
@@ -119,18 +127,18 @@ def _check(ctx: Context, item: Item) -> MetricResult:
     check = metric.check
     if metric.spec is not None:  # values that name the test's inputs, e.g. {{expected}}
         values = test_arguments(ctx.prompt, test)
-        sample = next((s for s in ctx.prompt.test_samples if s.inputs == test.inputs), None)
-        if sample is not None and sample.expected is not None:
-            values.setdefault("expected", sample.expected)
+        if test.origin == "sample" and test.expected_output is not None:
+            values.setdefault("expected", test.expected_output)
         spec, missing = fill_placeholders(metric.spec, values)
         if missing:
             reason = f"the check needs {{{{{missing[0]}}}}}, which this test does not give"
             return _result(item, outcome="unknown", reason=reason)
         check = parse_check(spec)
     result = check.evaluate(run.output or "")
-    score = result.score if result.score is not None else (100.0 if result.passed else 0.0)
+    # The check's own measure (a count, a distance) is in its reason; the score is pass/fail.
+    outcome: Outcome = "ok" if result.passed else "err"
     return _result(
-        item, score=score, outcome="ok" if result.passed else "err", reason=result.reason
+        item, score=100.0 if result.passed else 0.0, outcome=outcome, reason=result.reason
     )
 
 
@@ -139,34 +147,28 @@ async def _judge(ctx: Context, llm: LLM, item: Item) -> None:
     assert who is not None
     values = judge_values(ctx, test, run.output or "", test.groundtruth)
     verdict = await judge(llm, metric, who, values, stage="metrics")
-    _store(
-        ctx,
-        item,
+    ctx.metric_results.append(
         _result(
             item,
             score=verdict.score,
             outcome=verdict.outcome,
             reason=verdict.reason,
             error=verdict.error,
-        ),
+        )
     )
     ctx.checkpoint()
 
 
 def _result(item: Item, **fields: object) -> MetricResult:
-    run, _, metric, who = item
+    test_id, model, run_index, metric, who = _key(item)
     return MetricResult(
-        test_id=run.test_id,
-        model=run.model,
-        run_index=run.run_index,
-        metric=metric.name,
+        test_id=test_id,
+        model=model,
+        run_index=run_index,
+        metric=metric,
         judge=who,
         **fields,  # type: ignore[arg-type]
     )
-
-
-def _store(ctx: Context, item: Item, result: MetricResult) -> None:
-    ctx.metric_results.append(result)
 
 
 def summarise(ctx: Context) -> None:

@@ -45,14 +45,14 @@ async def run(ctx: Context, llm: LLM, options: Options) -> Context:
 
 async def run_test(
     ctx: Context, llm: LLM, settings: CallSettings, test: Test, model: str, variant: int, stage: str
-) -> tuple[str | None, str | None, TestRun]:
-    """Call `model` with the prompt rendered for `test`; returns (output, error, record)."""
+) -> TestRun:
+    """Call `model` with the prompt rendered for `test` (variant = run index or attempt)."""
     record = TestRun(test_id=test.id, model=model, run_index=variant)
     try:
         messages = test_messages(ctx.prompt, test)
     except RenderError as err:
         record.error = f"cannot render the prompt for this test: {err.one_line()}"
-        return None, record.error, record
+        return record
     result = await llm.complete(
         messages,
         model=model,
@@ -68,7 +68,7 @@ async def run_test(
     if result.error is None and result.text is None:
         record.error = f"{model}: empty answer"
     record.usage, record.latency_ms = result.usage, result.latency_ms
-    return record.output, record.error, record
+    return record
 
 
 async def _cell(
@@ -80,7 +80,7 @@ async def _cell(
     model: str,
     index: int,
 ) -> None:
-    _, _, record = await run_test(ctx, llm, settings, test, model, index, "runs")
+    record = await run_test(ctx, llm, settings, test, model, index, "runs")
     ctx.test_runs.append(record)
     ctx.checkpoint()
     if scorer is not None:
