@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.jsonio import read_json
+from promptgen.report.markdown import cell
 from promptgen.results import Rule, Test
 from promptgen.stages.review import target_label
 
@@ -43,13 +44,10 @@ def filtered_file_schema() -> dict[str, Any]:
     return schema
 
 
-def _cell(text: object) -> str:
-    value = json.dumps(text, ensure_ascii=False) if isinstance(text, dict) else str(text or "")
-    return value.replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
-
-
 def _row(*cells: object) -> str:
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    """A table row of untrusted values, escaped as in report.md (objects as JSON)."""
+    shown = (json.dumps(c, ensure_ascii=False) if isinstance(c, dict) else c for c in cells)
+    return "| " + " | ".join(cell(c) for c in shown) + " |"
 
 
 def review_markdown(ctx: Context) -> str:
@@ -83,7 +81,7 @@ def review_markdown(ctx: Context) -> str:
             _row(
                 rank,
                 "not rated" if importance is None else importance,
-                f"`{test.id}`",
+                test.id,
                 target_label(ctx, test),
                 test.inputs,
                 review.notes.get(test.id, ""),
