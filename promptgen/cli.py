@@ -14,8 +14,10 @@ from dotenv import load_dotenv
 from promptgen import __version__, cli_llm, cli_run
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
+from promptgen.evaluation import check_metrics
 from promptgen.formats import load_prompt
 from promptgen.inspect_view import inspect_data, print_inspect
+from promptgen.options import Options
 from promptgen.progress import print_warnings
 from promptgen.schemas import SCHEMAS, schema_text, write_schemas
 
@@ -60,6 +62,7 @@ def inspect(
 ) -> None:
     """Show how promptgen reads a prompt file: messages, inputs, scenarios, samples, rendering."""
     prompt = load_prompt(file)
+    check_metrics(prompt, Options())  # a bad check is reported with its line
     print_warnings(prompt.warnings)
     data = inspect_data(prompt)
     if as_json:
@@ -91,7 +94,7 @@ def schema(
     typer.echo(schema_text(files[name]), nl=False)
 
 
-app.command(name="run", epilog=cli_run.EPILOG)(cli_run.run)
+app.command(name="run", epilog=cli_run.EPILOG, help=cli_run.HELP)(cli_run.run)
 app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
 

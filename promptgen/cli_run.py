@@ -1,247 +1,174 @@
-"""The main command: `promptgen FILE [options]` generates tests for a prompt (or resumes)."""
+"""The main command, `promptgen FILE [options]`: flags -> Options -> `promptgen.run`.
+
+Its flags are not written here: each comes from an option's declaration in
+`promptgen/options.py` (name, type, help, panel), so a new option gets its flag there.
+"""
 
 from __future__ import annotations
 
+import inspect
 import sys
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Optional
 
 import typer
+from pydantic import ValidationError
 
+from promptgen import api
+from promptgen.errors import BadInputError
 from promptgen.gate import gate
-from promptgen.llm import load_settings
 from promptgen.llm.config import split_models
-from promptgen.options import effort_table, parse_params
-from promptgen.progress import print_warnings
+from promptgen.options import OPTION_FIELDS, OptionField, Options, effort_table, nest
+from promptgen.progress import make_reporter, print_warnings
+from promptgen.report.console import dry_run_table, options_table, summary
+from promptgen.report.files import write_all
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overview, print_overview
-from promptgen.run import (
-    check_evaluation,
-    dry_run_table,
-    execute,
-    options_table,
-    prepare,
-    summary,
-    use_configured_models,
-)
-
-GEN = "Generation"
-EVAL = "Evaluation"
-GATE = "CI gate"
-MODELS = "Models"
-INSTR = "Stage instructions"
-RUN = "Run"
-
-
-def opt(help: str | None = None, panel: str = GEN, *names: str) -> typer.models.OptionInfo:
-    return typer.Option(*names, help=help, rich_help_panel=panel)
-
 
 EPILOG = "Effort presets (a flag or the frontmatter overrides any of them):\n\n" + effort_table()
+HELP = (
+    "Generate tests for FILE and evaluate them (the default command: `promptgen FILE`).\n\n"
+    "Extracts the intent, input specification, output rules and inverse rules, checks "
+    "groundedness, generates, expands and validates tests; with --models, runs them on "
+    "the models under test and scores the outputs. Writes context.json, readable files "
+    "and reports. Re-running the same command resumes an interrupted run; FILE may be a "
+    "saved context.json, e.g. to evaluate its tests on other models.\n\n"
+    "Exit codes: 0 ok, 1 quality gate failed (--fail-under), 2 bad input, 3 provider or "
+    "runtime failure (unfinished stages, or failed calls above --fail-on-error)."
+)
+FILE_HELP = "A prompt (.prompty, .prompt.yml, .md, .txt) or a saved context.json."
 
 
-def run(
-    file: Annotated[
-        Path,
-        typer.Argument(help="A prompt (.prompty, .prompt.yml, .md, .txt) or a saved context.json."),
-    ],
-    effort: Annotated[str | None, opt("min, low (default), medium or high.", GEN)] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Output folder (default: ./promptgen-out/PROMPT-NAME).", rich_help_panel=RUN
-        ),
-    ] = None,
-    max_rules: Annotated[int | None, opt(panel=GEN)] = None,
-    tests_per_rule: Annotated[int | None, opt(panel=GEN)] = None,
-    max_rules_per_test_generation: Annotated[int | None, opt(panel=GEN)] = None,
-    split_rules: Annotated[bool | None, opt(panel=GEN)] = None,
-    test_generations: Annotated[int | None, opt(panel=GEN)] = None,
-    test_expansions: Annotated[int | None, opt(panel=GEN)] = None,
-    groundedness: Annotated[bool | None, opt(panel=GEN)] = None,
-    validity: Annotated[bool | None, opt(panel=GEN)] = None,
-    baseline_tests: Annotated[bool | None, opt("Also write zero-shot baseline tests.", GEN)] = None,
-    drop_ungrounded: Annotated[
-        bool | None,
-        opt("Generate no tests for ungrounded rules.", GEN),
-    ] = None,
-    temperature: Annotated[float | None, opt(panel=GEN)] = None,
-    keep_invalid: Annotated[bool | None, opt("Also run tests judged invalid.", GEN)] = None,
-    tests: Annotated[
-        Path | None,
-        opt("Evaluate the tests in this file (tests.json, tests.filtered.json).", GEN, "--tests"),
-    ] = None,
-    rate_tests: Annotated[
-        bool | None, opt("Review the test collection (test_review.md).", GEN)
-    ] = None,
-    filter_tests: Annotated[
-        int | None,
-        opt("Save the N most important tests as tests.filtered.json.", GEN),
-    ] = None,
-    models: Annotated[
-        list[str] | None,
-        opt('Models under test: "a;b" or the flag repeated. Evaluates after generating.', EVAL),
-    ] = None,
-    evals: Annotated[
-        bool | None, opt("Evaluate when models are given; --no-evals generates only.", EVAL)
-    ] = None,
-    runs_per_test: Annotated[int | None, opt(panel=EVAL)] = None,
-    max_tests_to_run: Annotated[int | None, opt(panel=EVAL)] = None,
-    eval_models: Annotated[
-        list[str] | None, opt('Judges for every metric: "a;b" (default: the eval model).', EVAL)
-    ] = None,
-    compliance: Annotated[
-        bool | None, opt("Judge every output against the prompt's rules (default: on).", EVAL)
-    ] = None,
-    metric: Annotated[
-        list[Path] | None,
-        opt("A *.metric.prompty file (repeatable); those beside the prompt are found.", EVAL),
-    ] = None,
-    custom_metric: Annotated[
-        list[str] | None, opt("An inline judge prompt answering OK or ERR (repeatable).", EVAL)
-    ] = None,
-    check: Annotated[
-        list[str] | None,
-        opt('A deterministic check NAME=VALUE, e.g. "icontains=thanks" (repeatable).', EVAL),
-    ] = None,
-    param: Annotated[
-        list[str] | None,
-        opt("A call parameter KEY=VALUE for the models under test (repeatable).", EVAL),
-    ] = None,
-    groundtruth: Annotated[
-        bool | None, opt("Have a groundtruth model answer every test.", EVAL)
-    ] = None,
-    groundtruth_model: Annotated[
-        str | None, opt("Groundtruth model (implies --groundtruth).", EVAL)
-    ] = None,
-    groundtruth_eval_models: Annotated[
-        list[str] | None, opt('Judges of groundtruth answers: "a;b" [--eval-models].', EVAL)
-    ] = None,
-    groundtruth_threshold: Annotated[
-        float | None, opt("Score (0-100) a groundtruth answer needs [80].", EVAL)
-    ] = None,
-    groundtruth_retries: Annotated[
-        int | None, opt("Fresh answers asked below the threshold [2].", EVAL)
-    ] = None,
-    fail_under: Annotated[
-        float | None,
-        opt("Exit 1 when overall compliance (%) is below PCT.", GATE, "--fail-under"),
-    ] = None,
-    fail_on_error: Annotated[
-        float | None,
-        opt("Exit 3 when more than RATE (0-1) of evaluation calls failed [0].", GATE),
-    ] = None,
-    junit: Annotated[
-        Path | None, opt("Write JUnit XML (a testcase per test x model).", GATE, "--junit")
-    ] = None,
-    rules_model: Annotated[str | None, opt("Model for analysis and generation.", MODELS)] = None,
-    eval_model: Annotated[str | None, opt("Model for groundedness/validity.", MODELS)] = None,
-    baseline_model: Annotated[str | None, opt(panel=MODELS)] = None,
-    api_base: Annotated[str | None, opt("An OpenAI-compatible server.", MODELS)] = None,
-    concurrency: Annotated[int | None, opt("Calls in flight per model [8].", MODELS)] = None,
-    instructions_intent: Annotated[str | None, opt(panel=INSTR)] = None,
-    instructions_input_spec: Annotated[str | None, opt(panel=INSTR)] = None,
-    instructions_output_rules: Annotated[str | None, opt(panel=INSTR)] = None,
-    instructions_inverse_output_rules: Annotated[str | None, opt(panel=INSTR)] = None,
-    instructions_tests: Annotated[str | None, opt(panel=INSTR)] = None,
-    instructions_test_expansion: Annotated[str | None, opt(panel=INSTR)] = None,
-    dry_run: Annotated[
-        bool,
-        opt("Print the planned calls per stage; call nothing.", RUN, "--dry-run"),
-    ] = False,
-    print_options: Annotated[
-        bool,
-        opt("Print the resolved options and their sources.", RUN, "--print-options"),
-    ] = False,
-    fresh: Annotated[
-        bool, opt("Discard a saved run in the output folder.", RUN, "--fresh")
-    ] = False,
-    no_cache: Annotated[bool, opt("Do not use the response cache.", RUN, "--no-cache")] = False,
-    quiet: Annotated[bool, opt("No progress output.", RUN, "--quiet", "-q")] = False,
-) -> None:
-    """Generate tests for FILE and evaluate them (the default command: `promptgen FILE`).
+def _flag_type(field: OptionField) -> Any:
+    """The type Typer parses the flag as (None default: "not given")."""
+    if field.opt.parse is not None:
+        return list[Path] if field.opt.parse == "paths" else list[str]
+    annotation = field.annotation
+    for kind in (bool, int, float, Path, str):
+        if annotation is kind or kind in getattr(annotation, "__args__", ()):
+            return kind
+    return str  # Literal choices (effort) are checked by the options model
 
-    Extracts the intent, input specification, output rules and inverse rules, checks
-    groundedness, generates, expands and validates tests; with --models, runs them on
-    the models under test and scores the outputs. Writes context.json, readable files
-    and reports. Re-running the same command resumes an interrupted run; FILE may be a
-    saved context.json, e.g. to evaluate its tests on other models.
 
-    Exit codes: 0 ok, 1 quality gate failed (--fail-under), 2 bad input,
-    3 provider or runtime failure (unfinished stages, or failed calls above --fail-on-error).
-    """
-    instructions = {
-        stage: text
-        for stage, text in (
-            ("intent", instructions_intent),
-            ("input_spec", instructions_input_spec),
-            ("output_rules", instructions_output_rules),
-            ("inverse_output_rules", instructions_inverse_output_rules),
-            ("tests", instructions_tests),
-            ("test_expansion", instructions_test_expansion),
-        )
-        if text
-    }
-    cli = {
-        "effort": effort,
-        "max_rules": max_rules,
-        "tests_per_rule": tests_per_rule,
-        "max_rules_per_test_generation": max_rules_per_test_generation,
-        "split_rules": split_rules,
-        "test_generations": test_generations,
-        "test_expansions": test_expansions,
-        "groundedness": groundedness,
-        "validity": validity,
-        "baseline_tests": baseline_tests,
-        "drop_ungrounded": drop_ungrounded,
-        "temperature": temperature,
-        "instructions": instructions or None,
-        "keep_invalid": keep_invalid,
-        "rate_tests": rate_tests,
-        "filter_tests": filter_tests,
-        "models": split_models(models) or None,
-        "evals": True if models and evals is None else evals,
-        "runs_per_test": runs_per_test,
-        "max_tests_to_run": max_tests_to_run,
-        "eval_models": split_models(eval_models) or None,
-        "compliance": compliance,
-        "metric_files": [str(p) for p in metric] if metric else None,
-        "custom_metrics": custom_metric or None,
-        "checks": check or None,
-        "model_params": parse_params(param) if param else None,
-        "groundtruth": True if groundtruth_model and groundtruth is None else groundtruth,
-        "groundtruth_model": groundtruth_model,
-        "groundtruth_eval_models": split_models(groundtruth_eval_models) or None,
-        "groundtruth_threshold": groundtruth_threshold,
-        "groundtruth_retries": groundtruth_retries,
-    }
-    settings = load_settings(
-        {
-            "rules": rules_model,
-            "eval": eval_model,
-            "baseline": baseline_model,
-            "api_base": api_base,
-            "concurrency": concurrency,
-            "cache": not no_cache,
-        }
+def _help(field: OptionField) -> str:
+    text = field.opt.help
+    if field.path[:2] == ("generation", "instructions"):
+        text = f"Extra instructions for the {field.path[-1].replace('_', ' ')} stage."
+    if field.opt.presets is not None:
+        text += " (effort: " + "/".join(_preset(v) for v in field.opt.presets) + ")"
+    return text
+
+
+def _preset(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "all" if value is None else str(value)
+
+
+def _switch(field: OptionField) -> bool:
+    """A plain switch (`--dry-run`, `--no-cache`), never `--x/--no-x`."""
+    return field.path[0] == "run" and _flag_type(field) is bool
+
+
+def _parameter(field: OptionField) -> inspect.Parameter:
+    kind = _flag_type(field)
+    assert field.flag is not None
+    flag = "--no-cache" if field.name == "cache" else field.flag
+    if kind is bool and not _switch(field):
+        flag = f"{flag}/--no-{flag.removeprefix('--')}"
+    names = [flag, *([field.opt.short] if field.opt.short else [])]
+    metavar = {"paths": "FILE", "list": "MODELS", "repeat": "TEXT", "params": "KEY=VALUE"}
+    info = typer.Option(
+        *names,
+        help=_help(field),
+        rich_help_panel=field.opt.panel,
+        metavar=metavar.get(field.opt.parse or ""),
     )
-    prepared = prepare(file, out, cli, fresh, tests_file=tests)
-    use_configured_models(prepared, settings)
-    check_evaluation(prepared)
+    annotation = Annotated[kind if _switch(field) else Optional[kind], info]  # noqa: UP045
+    default = False if _switch(field) else None
+    return inspect.Parameter(
+        field.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+FLAGGED = [f for f in OPTION_FIELDS if f.flag is not None]
+
+
+def options_from_flags(values: dict[str, Any]) -> Options:
+    """The flags given (None or an unset switch: not given) as an Options."""
+    given: dict[str, Any] = {}
+    for field in FLAGGED:
+        value = values.get(field.name)
+        if value is None or (_switch(field) and value is False):
+            continue
+        if field.name == "cache":
+            value = False  # --no-cache
+        elif field.opt.parse == "list":
+            value = split_models(value)
+        elif field.opt.parse == "paths":
+            value = [str(p) for p in value]
+        elif field.opt.parse == "params":
+            value = parse_params(value)
+        given[field.name] = value
+    try:
+        return Options.model_validate(nest(given))
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = str(first["loc"][-1]) if first["loc"] else "options"
+        flag = next((f.flag for f in FLAGGED if f.name == name or f.path[-1] == name), name)
+        raise BadInputError(
+            f"option {flag}: {first['msg']}", hint="see `promptgen --help` for the accepted values"
+        ) from err
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """`["temperature=0", "stop=[END]"]` -> {"temperature": 0, "stop": ["END"]} (YAML values)."""
+    import yaml
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInputError(
+                f"--param {item!r} needs KEY=VALUE", hint="e.g. --param temperature=0"
+            )
+        try:
+            params[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            params[key.strip()] = value
+    return params
+
+
+def run(file: Path, **flags: Any) -> None:
+    options = options_from_flags(flags)
+    prepared = api.prepare(file, options)
     print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
-    if print_options:
-        typer.echo(options_table(prepared))
-    if dry_run:
-        typer.echo(dry_run_table(prepared))
-    if print_options or dry_run:
+    if options.run.print_options:
+        typer.echo(options_table(prepared.ctx.options, prepared.ctx.option_sources))
+    if options.run.dry_run:
+        typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
+    if options.run.print_options or options.run.dry_run:
         return
-    ctx, wall = execute(prepared, settings, quiet)
-    typer.echo(summary(ctx, prepared.out, wall))
+    started = time.perf_counter()
+    ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
+    write_all(ctx, prepared.out, prepared.cfg)
+    typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
     if ctx.test_runs:  # a result, like the summary: printed even with --quiet
         print_overview(overview(ctx))
-    if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_xml(ctx), encoding="utf-8")
-    gate(ctx, prepared.options, fail_under=fail_under, fail_on_error=fail_on_error)
+    if options.run.junit is not None:
+        options.run.junit.parent.mkdir(parents=True, exist_ok=True)
+        options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")
+    gate(ctx, prepared.cfg)
+
+
+_FILE = inspect.Parameter(
+    "file",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[Path, typer.Argument(help=FILE_HELP, show_default=False)],
+)
+run.__signature__ = inspect.Signature([_FILE, *map(_parameter, FLAGGED)])  # type: ignore[attr-defined]
+run.__annotations__ = {p.name: p.annotation for p in run.__signature__.parameters.values()}  # type: ignore[attr-defined]
+run.__doc__ = HELP

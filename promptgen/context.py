@@ -27,10 +27,13 @@ from promptgen import __version__
 from promptgen.errors import ContextError
 from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
+from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
     GroundtruthAttempt,
     MetricInfo,
     MetricResult,
+    MetricSummary,
+    Outcome,
     Rule,
     StageRecord,
     Test,
@@ -40,7 +43,11 @@ from promptgen.results import (
 )
 from promptgen.secrets import redact
 
-CONTEXT_VERSION = 1
+CONTEXT_VERSION = 2
+RunKey = tuple[str, str, int]
+VerdictKey = tuple[str, str, int, str, str | None]
+# A scored metric's run passes at this average (as in OpenAI Evals' score_model exports).
+PASS_SCORE = 50
 
 
 class Context(BaseModel):
@@ -53,9 +60,10 @@ class Context(BaseModel):
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
     prompt: PromptUnderTest
     prompt_hash: str = ""
-    options: dict[str, Any] = Field(default_factory=dict, description="Resolved options.")
+    options: Options = Field(default_factory=Options, description="Resolved options.")
     option_sources: dict[str, str] = Field(
-        default_factory=dict, description="Where each option came from (cli, frontmatter, ...)."
+        default_factory=dict,
+        description="Where each option (flat name) came from (command line, frontmatter, ...).",
     )
     intent: str | None = None
     input_spec: str | None = None
@@ -72,6 +80,9 @@ class Context(BaseModel):
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
+    _index: dict[VerdictKey, int] | None = PrivateAttr(None)
+    _groups: dict[tuple[RunKey, str], dict[str | None, int]] = PrivateAttr(default_factory=dict)
+    _index_size: int = PrivateAttr(-1)
 
     def checkpoint(self) -> None:
         """Save now (the pipeline sets the saver); stages call it after every batch."""
@@ -99,6 +110,73 @@ class Context(BaseModel):
         """Models under test with at least one run, in first-run order."""
         return list(dict.fromkeys(r.model for r in self.test_runs))
 
+    def use_metrics(self, infos: list[MetricInfo]) -> None:
+        """Record the metrics this run scores with (earlier runs' metrics are kept)."""
+        known = {m.name: m for m in self.metrics}
+        self.metrics = list({**known, **{m.name: m for m in infos}}.values())
+
+    def record_verdicts(self, results: list[MetricResult], run: TestRun | None = None) -> None:
+        """Add verdicts (replacing any with the same key) and bring the summaries of their
+        runs up to date: a run's summary never lags behind its verdicts. `run`, when
+        given, is the run the verdicts are about (saves looking it up)."""
+        index, groups = self._verdict_index()
+        touched: set[tuple[tuple[str, str, int], str]] = set()
+        for result in results:
+            position = index.get(result.key)
+            if position is None:
+                position = index[result.key] = len(self.metric_results)
+                self.metric_results.append(result)
+            else:
+                self.metric_results[position] = result
+            group = (result.key[:3], result.metric)
+            groups.setdefault(group, {})[result.judge] = position
+            touched.add(group)
+        self._index_size = len(self.metric_results)
+        runs = {run.key: run} if run is not None else {}
+        if any(key not in runs for key, _ in touched):
+            runs.update({r.key: r for r in self.test_runs})
+        scorers = {m.name for m in self.metrics if m.scorer}
+        for run_key, metric in touched:
+            target = runs.get(run_key)
+            if target is not None:
+                mine = [self.metric_results[i] for i in groups[(run_key, metric)].values()]
+                target.metrics[metric] = summary(mine, metric in scorers)
+
+    def _verdict_index(
+        self,
+    ) -> tuple[dict[VerdictKey, int], dict[tuple[RunKey, str], dict[str | None, int]]]:
+        """Verdict key -> position, and (run, metric) -> {judge: position}; rebuilt when
+        the list was changed from outside."""
+        if self._index is None or self._index_size != len(self.metric_results):
+            self._index, self._groups = {}, {}
+            for i, r in enumerate(self.metric_results):
+                self._index[r.key] = i
+                self._groups.setdefault((r.key[:3], r.metric), {})[r.judge] = i
+            self._index_size = len(self.metric_results)
+        return self._index, self._groups
+
+    def summarise(self, runs: set[tuple[str, str, int]] | None = None) -> None:
+        """Recompute the per-metric summary of `runs` (all runs when None)."""
+        scorers = {m.name for m in self.metrics if m.scorer}
+        grouped: dict[tuple[str, str, int], dict[str, list[MetricResult]]] = {}
+        for result in self.metric_results:
+            key = (result.test_id, result.model, result.run_index)
+            if runs is None or key in runs:
+                grouped.setdefault(key, {}).setdefault(result.metric, []).append(result)
+        for run in self.test_runs:
+            if runs is None or run.key in runs:
+                run.metrics = {
+                    name: summary(results, name in scorers)
+                    for name, results in grouped.get(run.key, {}).items()
+                }
+
+    @model_validator(mode="after")
+    def _derived(self) -> Context:
+        """Summaries are derived data: recomputed on load, so none is ever stale."""
+        if self.metric_results:
+            self.summarise()
+        return self
+
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
@@ -112,7 +190,8 @@ class Context(BaseModel):
                 f"context version {version} is newer than this promptgen understands "
                 f"({CONTEXT_VERSION}); upgrade promptgen"
             )
-        # Upgrades of older shapes go here, one step per version.
+        for step in range(version, CONTEXT_VERSION):
+            data = UPGRADES[step](data)
         return data
 
     @classmethod
@@ -123,6 +202,46 @@ class Context(BaseModel):
         data = self.model_dump(mode="json")
         data["options"] = redact(data["options"])
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def summary(results: list[MetricResult], scorer: bool) -> MetricSummary:
+    """One metric on one run, over its judges. A scored metric passes at PASS_SCORE; an
+    ok/err metric is ok only when every judge that answered says ok, so a split verdict
+    shows up as err for a person to look at."""
+    answered = [r for r in results if r.error is None and r.outcome != "unknown"]
+    scores = [r.score for r in answered if r.score is not None]
+    average = sum(scores) / len(scores) if scores else None
+    outcome: Outcome = "unknown"
+    if answered:
+        if scorer:
+            outcome = "ok" if average is not None and average >= PASS_SCORE else "err"
+        else:
+            outcome = "ok" if all(r.outcome == "ok" for r in answered) else "err"
+    return MetricSummary(
+        score=average,
+        outcome=outcome,
+        judges=len(answered),
+        errors=sum(r.error is not None for r in results),
+    )
+
+
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept the options flat (`{"tests_per_rule": 2, "instructions": {...}}`)."""
+    old = dict(data.get("options") or {})
+    flat: dict[str, Any] = {}
+    for name, value in old.items():
+        if name == "instructions" and isinstance(value, dict):
+            flat.update({f"instructions_{k}": v for k, v in value.items()})
+        elif name in BY_NAME:
+            flat[name] = value
+    sources = dict(data.get("option_sources") or {})
+    if "instructions" in sources:
+        source = sources.pop("instructions")
+        sources.update({n: source for n in flat if n.startswith("instructions_")})
+    return {**data, "version": 2, "options": nest(flat), "option_sources": sources}
+
+
+UPGRADES = {1: _upgrade_v1}
 
 
 def save_context(ctx: Context, path: str | Path) -> Path:

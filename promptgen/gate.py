@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import PromptgenError
-from promptgen.options import Options
-from promptgen.pipeline import failed_stages
+from promptgen.pipeline import unfinished
 from promptgen.report.overview import overall_compliance
-
-EVAL_STAGES = ("groundtruth", "runs", "metrics")
 
 
 class QualityGateError(PromptgenError):
@@ -43,14 +41,16 @@ def evaluation_failures(ctx: Context) -> Failures:
     return Failures(calls=len(items), failed=sum(e is not None for e in items))
 
 
-def gate(
-    ctx: Context, options: Options, *, fail_under: float | None, fail_on_error: float | None
-) -> None:
-    """Raise the error whose exit code this run deserves; return when it is 0."""
-    unfinished = [s for s in failed_stages(ctx, options) if s not in EVAL_STAGES]
-    if unfinished:
+def gate(ctx: Context, cfg: RunConfig) -> None:
+    """Raise the error whose exit code this run deserves; return when it is 0.
+
+    Generation stages with work left fail the run; in the evaluation, the share of
+    failed calls is weighed against --fail-on-error (a stage declares its phase)."""
+    fail_under, fail_on_error = cfg.options.run.fail_under, cfg.options.run.fail_on_error
+    left = unfinished(ctx, cfg, "generation")
+    if left:
         raise PromptgenError(
-            f"stages did not finish: {', '.join(unfinished)}",
+            f"stages did not finish: {', '.join(left)}",
             hint="re-run the same command to resume",
         )
     failures = evaluation_failures(ctx)

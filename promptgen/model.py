@@ -105,6 +105,9 @@ class PromptUnderTest(_Model):
         default_factory=list,
         description="Deterministic checks from the frontmatter, as written ({name: args}).",
     )
+    check_lines: list[int | None] = Field(
+        default_factory=list, description="Line of each check in the source file."
+    )
     run_options: dict[str, Any] = Field(
         default_factory=dict, description="Run options set in the frontmatter (camelCase keys)."
     )

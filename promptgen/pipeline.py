@@ -1,167 +1,132 @@
-"""Stage order, skip-if-done, checkpoints, concurrency and progress for a generation run."""
+"""Runs the stages of one context: order, completion, plans, resume, checkpoints.
+
+Everything here is derived from what each stage module declares (`promptgen.stage`):
+the order from `requires`/`after`; a stage is finished when its `todo` is empty (never
+from a status saved earlier, so a resumed or re-evaluated context is always brought up
+to date); the dry-run plan and progress totals from `todo`/`estimate`; the critical
+path from `rounds`. A stage starts as soon as the stages it waits for have had their
+turn, so independent stages overlap.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import cast
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.llm import LLM
-from promptgen.options import Options
-from promptgen.plan import planned_calls
+from promptgen.llm import LLM, bounded_gather
 from promptgen.progress import Reporter
-from promptgen.stages import (
-    analysis,
-    baseline,
-    expand,
-    generate,
-    groundtruth,
-    judge,
-    metrics,
-    review,
-    runs,
-)
+from promptgen.results import StageRecord
+from promptgen.stage import Phase, Projection, Scope, Stage, WorkItem, stage_name
+from promptgen.stages import MODULES
 
 SAVE_INTERVAL = 0.5
-StageFn = Callable[[Context, LLM, Options], Awaitable[Context]]
+# A stage's todo is asked again after each pass (expansion rounds, a batch item to ask
+# for again); a pass with only units already tried this run ends it.
+MAX_PASSES = 8
 
 
-@dataclass(frozen=True)
-class Stage:
-    name: str
-    fn: StageFn
-    enabled: Callable[[Options], bool]
-    complete: Callable[[Context, Options], bool]
-    requires: tuple[str, ...] = ()
+def waits_for(stage: Stage) -> tuple[str, ...]:
+    return (*stage.requires, *stage.after)
 
 
-def _always(options: Options) -> bool:
-    return True
+def _ordered() -> dict[str, Stage]:
+    """Stages in an order where every stage comes after those it waits for."""
+    declared = {stage_name(m): cast(Stage, m) for m in MODULES}
+    for name, stage in declared.items():
+        unknown = set(waits_for(stage)) - set(declared)
+        if unknown:
+            raise RuntimeError(f"stage {name} waits for unknown stages {sorted(unknown)}")
+    ordered: dict[str, Stage] = {}
+    while len(ordered) < len(declared):
+        ready = [
+            n
+            for n, s in declared.items()
+            if n not in ordered and set(s.requires) | set(s.after) <= set(ordered)
+        ]
+        if not ready:
+            raise RuntimeError("stage requirements form a cycle")
+        ordered[ready[0]] = declared[ready[0]]
+    return ordered
 
 
-def _generating(options: Options) -> bool:
-    """`--tests FILE` evaluates the given tests and generates none."""
-    return not options.test_ids
+STAGES: dict[str, Stage] = _ordered()
 
 
-def _evaluating(options: Options) -> bool:
-    return options.evals and bool(options.models)
+def rounds(stage: Stage, cfg: RunConfig) -> int:
+    """Dependent call rounds the stage adds to the critical path (default 1)."""
+    declared = getattr(stage, "rounds", None)
+    return int(declared(cfg)) if callable(declared) else 1
 
 
-# What an evaluation stage waits for (those of them that are enabled).
-_TEST_SET = ("tests", "baseline", "expand", "validity")
+def complete(name: str, ctx: Context, cfg: RunConfig) -> bool:
+    stage = STAGES[name]
+    return not stage.enabled(cfg) or not stage.todo(ctx, cfg)
 
 
-STAGES: dict[str, Stage] = {
-    s.name: s
-    for s in (
-        Stage("intent", analysis.intent, _always, lambda c, o: c.intent is not None),
-        Stage("input_spec", analysis.input_spec, _always, lambda c, o: c.input_spec is not None),
-        Stage(
-            "rules",
-            analysis.output_rules,
-            _always,
-            lambda c, o: "rules" in c.stage("rules").counts,
-        ),
-        Stage(
-            "inverse_rules",
-            analysis.inverse_rules,
-            _always,
-            lambda c, o: "inverse_rules" in c.stage("inverse_rules").counts,
-            ("rules",),
-        ),
-        Stage(
-            "groundedness",
-            judge.groundedness,
-            lambda o: o.groundedness,
-            lambda c, o: all(r.grounded is not None for r in c.rules),
-            ("rules",),
-        ),
-        Stage(
-            "tests",
-            generate.run,
-            _generating,
-            lambda c, o: (
-                "samples" in c.stage("tests").done
-                and all(ch.key in c.stage("tests").done for ch in generate.plan_chunks(c, o))
-            ),
-            ("intent", "input_spec", "rules", "inverse_rules"),
-        ),
-        Stage(
-            "baseline",
-            baseline.run,
-            lambda o: o.baseline_tests and _generating(o),
-            lambda c, o: len(c.stage("baseline").done) >= max(1, len(c.prompt.scenarios)),
-            ("rules", "inverse_rules"),
-        ),
-        Stage(
-            "expand",
-            expand.run,
-            lambda o: o.test_expansions > 0 and _generating(o),
-            lambda c, o: c.stage("expand").counts.get("rounds") == o.test_expansions,
-            ("tests",),
-        ),
-        Stage(
-            "validity",
-            judge.validity,
-            lambda o: o.validity,
-            lambda c, o: all(t.valid is not None for t in c.tests),
-            ("input_spec", "tests"),
-        ),
-        Stage(
-            "groundtruth",
-            groundtruth.run,
-            lambda o: o.evals and o.groundtruth,
-            groundtruth.complete,
-            ("rules", *_TEST_SET),
-        ),
-        Stage("runs", runs.run, _evaluating, runs.complete, _TEST_SET),
-        Stage(
-            "review",
-            review.run,
-            lambda o: o.rate_tests or o.filter_tests is not None,
-            review.complete,
-            ("intent", "rules", *_TEST_SET),
-        ),
-        Stage(
-            "metrics",
-            metrics.run,
-            _evaluating,
-            lambda c, o: metrics.complete(c, o, o.eval_models),
-            # After runs and groundtruth (the order in _stages), finished or not: the
-            # runs that did succeed are scored, and a re-run scores the rest.
-            ("rules",),
-        ),
-    )
-}
+def unfinished(ctx: Context, cfg: RunConfig, phase: Phase | None = None) -> list[str]:
+    """Enabled stages with work left (of one phase, when given)."""
+    return [
+        name
+        for name, stage in STAGES.items()
+        if (phase is None or stage.phase == phase) and not complete(name, ctx, cfg)
+    ]
+
+
+def plan(ctx: Context, cfg: RunConfig) -> dict[str, int]:
+    """Calls per enabled stage still to make; a repair turn or a retry adds to these.
+
+    A stage whose inputs exist counts its `todo`; one whose inputs are still to be made
+    estimates from what the stages before it are expected to produce."""
+    projection = Projection()
+    calls: dict[str, int] = {}
+    for name, stage in STAGES.items():
+        if not stage.enabled(cfg):
+            projection.complete.add(name)
+            continue
+        calls[name] = stage.estimate(ctx, cfg, projection)
+        ready = all(r in projection.complete for r in stage.requires)
+        if ready and not stage.todo(ctx, cfg):
+            projection.complete.add(name)
+    return {k: v for k, v in calls.items() if v}
+
+
+def critical_path(cfg: RunConfig) -> int:
+    """Rounds of calls that must happen one after another (the longest chain)."""
+    depth: dict[str, int] = {}
+    for name, stage in STAGES.items():
+        before = max((depth[d] for d in waits_for(stage)), default=0)
+        depth[name] = before + (rounds(stage, cfg) if stage.enabled(cfg) else 0)
+    return max(depth.values(), default=0)
 
 
 class Runner:
-    """Runs the stages of one context, saving after every stage and batch."""
+    """Runs every stage of one context, saving after every unit (at most every
+    SAVE_INTERVAL seconds: answers finished since are in the response cache)."""
 
     def __init__(
         self,
         ctx: Context,
+        cfg: RunConfig,
         llm: LLM,
-        options: Options,
         reporter: Reporter,
-        save: Callable[[Context], None],
+        save: Callable[[Context], None] = lambda ctx: None,
     ) -> None:
-        self.ctx, self.llm, self.options, self.reporter = ctx, llm, options, reporter
+        self.ctx, self.cfg, self.llm, self.reporter = ctx, cfg, llm, reporter
         self._save = save
         self._base_usage = ctx.usage.model_copy(deep=True)
         self._stage_base = {n: r.usage.model_copy() for n, r in ctx.stages.items()}
         self._last_save = 0.0
-        self.planned = planned_calls(ctx, options)
+        self.planned = plan(ctx, cfg)
+        self._finished = {name: asyncio.Event() for name in STAGES}
+        self._complete: dict[str, bool] = {}
         ctx._checkpoint = self.checkpoint
 
     def checkpoint(self) -> None:
-        """A save inside a stage, at most every SAVE_INTERVAL seconds: a context of a few
-        thousand tests takes milliseconds to write. Answers finished since the last save
-        are in the response cache, so a resumed run gets them back without a call."""
         if time.perf_counter() - self._last_save >= SAVE_INTERVAL:
             self.save()
 
@@ -176,61 +141,60 @@ class Runner:
                 record.calls_done = record.usage.calls
         self._save(self.ctx)
 
-    async def stage(self, name: str) -> None:
-        spec = STAGES[name]
-        if not spec.enabled(self.options):
-            return
-        record = self.ctx.stage(name)
-        if record.status == "done" and spec.complete(self.ctx, self.options):
-            return
-        missing = [
-            r
-            for r in spec.requires
-            if STAGES[r].enabled(self.options) and self.ctx.stage(r).status != "done"
-        ]
-        if missing:
-            record.status = "skipped"
-            record.error = f"waits for {', '.join(missing)} (not finished)"
-            self.reporter.stage_finished(record)
-            return
-        record.calls_planned = self.planned.get(name)
-        record.status, record.error = "running", None
-        record.started_at = datetime.now(UTC)
-        started = time.perf_counter()
-        try:
-            await spec.fn(self.ctx, self.llm, self.options)
-        finally:
-            record.finished_at = datetime.now(UTC)
-            record.duration_s = time.perf_counter() - started
-            record.status = "done" if spec.complete(self.ctx, self.options) else "failed"
-            self.save()
-            self.reporter.stage_finished(record)
-
     async def run(self) -> Context:
+        if self.cfg.evaluating:
+            self.ctx.use_metrics([m.info for m in self.cfg.output_metrics])
+        self.reporter.start(self.planned)
         poller = asyncio.create_task(self._poll())
         try:
-            await self._stages()
+            async with asyncio.TaskGroup() as group:
+                for name in STAGES:
+                    group.create_task(self._stage(name))
         finally:
             poller.cancel()
             self.reporter.update(self.llm.usage.totals.by_stage)
             self.save()
         return self.ctx
 
-    async def _stages(self) -> None:
-        async def rules_then_judged() -> None:
-            await self.stage("rules")
-            await asyncio.gather(self.stage("inverse_rules"), self.stage("groundedness"))
+    async def _stage(self, name: str) -> None:
+        stage = STAGES[name]
+        try:
+            for dep in waits_for(stage):
+                await self._finished[dep].wait()
+            self._complete[name] = await self._turn(name, stage)
+        finally:
+            self._finished[name].set()
 
-        await asyncio.gather(self.stage("intent"), self.stage("input_spec"), rules_then_judged())
-        await asyncio.gather(self.stage("tests"), self.stage("baseline"))
-        # Expanded tests need validity too, so validity judges everything in one round
-        # after expansion (judging early would not shorten the critical path).
-        await self.stage("expand")
-        await self.stage("validity")
-        # Groundtruth, the runs and the review need only the test set; the metrics need
-        # the runs and (for accuracy) the groundtruth.
-        await asyncio.gather(self.stage("groundtruth"), self.stage("runs"), self.stage("review"))
-        await self.stage("metrics")
+    async def _turn(self, name: str, stage: Stage) -> bool:
+        if not stage.enabled(self.cfg):
+            return True
+        record = self.ctx.stage(name)
+        missing = [r for r in stage.requires if not self._complete.get(r, True)]
+        if missing:
+            record.status = "skipped"
+            record.error = f"waits for {', '.join(missing)} (not finished)"
+            self.reporter.stage_finished(record)
+            return False
+        items = stage.todo(self.ctx, self.cfg)
+        if not items:
+            record.status, record.error = "done", None
+            record.failures.clear()
+            return True
+        record.calls_planned = self.planned.get(name)
+        record.status, record.error = "running", None
+        record.started_at = datetime.now(UTC)
+        started = time.perf_counter()
+        try:
+            left = await run_units(
+                stage, name, self.ctx, self.cfg, self.llm, items, self.checkpoint
+            )
+        finally:
+            record.finished_at = datetime.now(UTC)
+            record.duration_s = time.perf_counter() - started
+        finish_record(record, left)
+        self.save()
+        self.reporter.stage_finished(record)
+        return not left
 
     async def _poll(self) -> None:
         while True:
@@ -238,10 +202,57 @@ class Runner:
             await asyncio.sleep(0.2)
 
 
-def failed_stages(ctx: Context, options: Options) -> list[str]:
-    """Enabled stages a re-run still has to finish."""
-    return [
-        n
-        for n, r in ctx.stages.items()
-        if r.status in ("failed", "skipped", "running") and STAGES[n].enabled(options)
-    ]
+async def run_units(
+    stage: Stage,
+    name: str,
+    ctx: Context,
+    cfg: RunConfig,
+    llm: LLM,
+    items: list[WorkItem],
+    save: Callable[[], None],
+) -> list[WorkItem]:
+    """Do the units, pass after pass, until none is left or a pass would only repeat
+    units tried already; return what is left."""
+    record = ctx.stage(name)
+    scope = Scope(ctx, cfg, llm, name, save=save)
+    tried: set[str] = set()
+
+    async def unit(item: WorkItem) -> None:
+        record.failures.pop(item.key, None)
+        await stage.run(item, scope.for_unit(item.key))
+        save()
+
+    for _ in range(MAX_PASSES):
+        fresh = [i for i in items if i.key not in tried]
+        if not fresh:
+            break
+        tried.update(i.key for i in fresh)
+        await bounded_gather([lambda i=i: unit(i) for i in fresh])
+        items = stage.todo(ctx, cfg)
+    return items
+
+
+def finish_record(record: StageRecord, left: list[WorkItem]) -> None:
+    """The stage's status and its error line, from what is left and the failures kept."""
+    if not left:
+        record.status, record.error = "done", None
+        record.failures.clear()
+        return
+    record.status = "failed"
+    failures = list(record.failures.values())
+    if len(failures) == 1:
+        record.error = failures[0]
+    elif failures:
+        record.error = f"{len(failures)} units failed, e.g. {failures[0]}; a re-run asks them again"
+    else:
+        record.error = f"{len(left)} unit(s) left to do; a re-run resumes"
+
+
+async def run_stage(name: str, ctx: Context, cfg: RunConfig, llm: LLM) -> Context:
+    """One stage on its own, its requirements taken as met (tests and scripts)."""
+    stage = STAGES[name]
+    record = ctx.stage(name)
+    items = stage.todo(ctx, cfg) if stage.enabled(cfg) else []
+    left = await run_units(stage, name, ctx, cfg, llm, items, ctx.checkpoint)
+    finish_record(record, left)
+    return ctx

@@ -135,7 +135,9 @@ class TestRun(_Record):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float | None = None
     metrics: dict[str, MetricSummary] = Field(
-        default_factory=dict, description="Metric name -> average over its judges."
+        default_factory=dict,
+        description="Metric name -> average over its judges; derived from the verdicts "
+        "(`metric_results`) whenever one is recorded, and on load.",
     )
 
     @property
@@ -222,7 +224,10 @@ class StageRecord(_Record):
     calls_planned: int | None = None
     calls_done: int = 0
     usage: Usage = Field(default_factory=Usage)
-    error: str | None = None
+    error: str | None = Field(None, description="Summary of the failures below.")
+    failures: dict[str, str] = Field(
+        default_factory=dict, description="Unit key -> error, for every unit that failed."
+    )
     done: list[str] = Field(
         default_factory=list, description="Finished work units (batches) inside the stage."
     )

@@ -1,8 +1,9 @@
 """A responder for the fake server that answers every pipeline stage plausibly.
 
-It reads the structured-output schema the gateway sends (`response_format`) and the
-rule labels in the prompt, and writes schema-valid answers with distinct test inputs,
-so the whole pipeline can run against real HTTP without a real model.
+It routes on the name of the answer schema the gateway sends (`response_format`), never
+on the wording of a stage prompt, so rewording a prompt breaks no test here. What an
+answer needs (rule labels, how many tests) it reads from that schema; the numbered items
+a batch answers are the lists promptgen itself writes into the prompt ("3. ...").
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class PipelineResponder:
         if name == "text" and "Output to judge:" in text:  # an inline custom metric
             verdict = "ERR" if self.bad_word in text.rsplit("Output to judge:", 1)[-1] else "OK"
             return Reply(content=f"Checked the output. {verdict}")
-        if name == "text" and "<PROMPT>" not in text:
+        if name == "text":  # no answer schema: a model under test
             return self._under_test(body, text)
         answer = self.answer(name, spec.get("schema", {}), text, n)
         return Reply(content=json.dumps(answer), prompt_tokens=200, completion_tokens=50)
@@ -90,20 +91,19 @@ class PipelineResponder:
         if name in ("TestCases", "TestCase"):
             return self._cases(name, schema, text, n)
         if name == "ComplianceVerdict":
-            answer = text.rsplit("<ANSWER>", 1)[-1]
-            bad = self.bad_word in answer
-            rules = re.findall(r"^\d+\. (.*)$", text.split("Rules:", 1)[-1], re.M)
+            bad = self.bad_word in text  # only an output under test ever holds the word
+            rules = re.findall(r"^\d+\. (.*)$", text, re.M)
             return {
                 "checks": [{"rule": r, "broken": bad and k == 0} for k, r in enumerate(rules)],
                 "reason": "breaks rule 1: says VIOLATION" if bad else "follows every rule",
                 "verdict": "err" if bad else "ok",
             }
+        if name == "GroundtruthScore":
+            with self._lock:
+                scores = self.groundtruth_scores
+                score = scores.pop(0) if len(scores) > 1 else scores[0]
+            return {"explanation": f"groundtruth scored {score}", "score": score}
         if name == "ScoreVerdict":
-            if "reference answers before they are used" in text:  # groundtruth judge
-                with self._lock:
-                    scores = self.groundtruth_scores
-                    score = scores.pop(0) if len(scores) > 1 else scores[0]
-                return {"explanation": f"groundtruth scored {score}", "score": score}
             return {"explanation": "close to the reference", "score": 75}
         if name == "CollectionReview":
             return {
@@ -142,9 +142,11 @@ class PipelineResponder:
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         defs = schema.get("$defs", {})
         inputs = list(defs.get("Inputs", {}).get("properties", {}))
-        count_match = re.search(r"Write (\d+) (?:test case|varied test)", text)
+        described = schema.get("properties", {}).get("tests", {}).get("description", "")
+        count_match = re.match(r"(\d+) test case", described)
         count = int(count_match.group(1)) if count_match else 1
-        labels = re.findall(r"^([RI]\d+)\. ", text, re.M) or ["R1"]
+        rule = defs.get("TestCase", {}).get("properties", {}).get("rule", {})
+        labels = rule.get("enum") or ([rule["const"]] if "const" in rule else [])
 
         def case(label: str, k: int) -> dict[str, Any]:
             case = {
@@ -152,7 +154,7 @@ class PipelineResponder:
                 "expected_output": f"expected for {label} #{k}",
                 "reasoning": f"targets {label}",
             }
-            if "rule" in schema.get("$defs", {}).get("TestCase", {}).get("properties", {}):
+            if rule:
                 case = {"rule": label, **case}
             return case
 
@@ -161,6 +163,6 @@ class PipelineResponder:
             single.pop("rule", None)
             single["expected_output"] = f"re-derived for the harder input {n}"
             return single
-        if "I1" not in text and "R1" not in text:  # baseline: no rules
+        if not labels:  # baseline: no rules
             return {"tests": [case("B", k) for k in range(count)]}
         return {"tests": [case(label, k) for label in labels for k in range(count)]}

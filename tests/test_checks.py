@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from promptgen.checks.parse import parse_check
 from promptgen.errors import BadInputError
+from promptgen.evaluation.parse import parse_check
 
 CASES = [
     # (check as written, output that passes, output that fails)

@@ -17,14 +17,16 @@ import pytest
 from promptgen import Context, load_context, load_prompt, save_context
 from promptgen.context import CONTEXT_VERSION
 from promptgen.errors import ContextError
-from promptgen.results import Rule, Test, TestRun, Usage
+from promptgen.options import Evaluation, Options
+from promptgen.results import MetricInfo, MetricResult, Rule, Test, TestRun, Usage
 
 Write = Callable[[str, str], Path]
 PROMPT = "---\nname: ctx\nmodel:\n  id: m\n  connection:\n    api_key: sk-live-abc\n---\n{{q}}\n"
 
 
 def _context(write: Write) -> Context:
-    ctx = Context.new(load_prompt(write("p.prompty", PROMPT)), options={"api_key": "sk-opt-1"})
+    options = Options(evaluation=Evaluation(model_params={"api_key": "sk-opt-1"}))
+    ctx = Context.new(load_prompt(write("p.prompty", PROMPT)), options=options)
     rule = Rule.make("Answer in one word.")
     inverse = Rule.make("Answer in several words.", inverse_of=rule.id)
     ctx.rules, ctx.inverse_rules = [rule], [inverse]
@@ -89,7 +91,7 @@ def test_failed_serialisation_keeps_the_old_file(write: Write, tmp_path: Path) -
     ctx = _context(write)
     path = save_context(ctx, tmp_path / "context.json")
     before = path.read_text()
-    ctx.options = {"bad": object()}  # cannot be serialised
+    ctx.options.evaluation.model_params = {"bad": object()}  # cannot be serialised
     with pytest.raises(Exception):  # noqa: B017 - any serialisation error will do
         save_context(ctx, path)
     assert path.read_text() == before
@@ -138,6 +140,54 @@ def test_kill_mid_write_never_leaves_a_truncated_file(write: Write, tmp_path: Pa
 @pytest.mark.parametrize("version", ['"1"', "true", "0"])
 def test_malformed_version_is_reported_as_such(write: Write, tmp_path: Path, version: str) -> None:
     path = save_context(_context(write), tmp_path / "context.json")
-    path.write_text(path.read_text().replace('"version": 1', f'"version": {version}', 1))
+    path.write_text(
+        path.read_text().replace(f'"version": {CONTEXT_VERSION}', f'"version": {version}', 1)
+    )
     with pytest.raises(ContextError, match="must be a whole number"):
         load_context(path)
+
+
+V1 = Path(__file__).parent / "fixtures" / "context_v1.json"
+
+
+def test_a_version_1_context_is_upgraded(tmp_path: Path) -> None:
+    """A context.json written by promptgen 0.1 before the options were typed."""
+    ctx = load_context(V1)
+    assert ctx.version == 2
+    assert ctx.options.effort == "min"
+    assert ctx.options.generation.max_rules == 6 and ctx.options["max_rules"] == 6
+    assert ctx.options.generation.instructions.intent == "Be brief."
+    assert ctx.options.evaluation.checks == ["icontains=answer"]
+    assert ctx.options.models.models == ["m1"]
+    assert ctx.option_sources["instructions_intent"] == "command line"
+    assert ctx.option_sources["max_tests_to_run"] == "command line"
+    # Summaries are derived from the verdicts on load: every run has its compliance.
+    assert len(ctx.test_runs) == 2
+    for run in ctx.test_runs:
+        assert run.metrics["compliance"].outcome == "ok"
+        assert run.metrics["icontains=answer"].score == 100.0
+    again = load_context(save_context(ctx, tmp_path / "context.json"))
+    assert again.version == 2 and again.options == ctx.options
+
+
+def test_a_verdict_updates_its_runs_summary_at_once(write: Write) -> None:
+    ctx = _context(write)
+    ctx.use_metrics([MetricInfo(name="compliance", kind="compliance")])
+    (run,) = ctx.test_runs
+
+    def verdict(judge: str, outcome: str, error: str | None = None) -> MetricResult:
+        score = {"ok": 100.0, "err": 0.0}[outcome] if error is None else None
+        return MetricResult(
+            test_id=run.test_id, model="m", metric="compliance", judge=judge,
+            outcome=None if error else outcome, score=score, error=error,
+        )  # fmt: skip
+
+    ctx.record_verdicts([verdict("j1", "ok")])
+    assert run.metrics["compliance"].outcome == "ok" and run.metrics["compliance"].judges == 1
+    ctx.record_verdicts([verdict("j2", "err")])  # a split verdict is err
+    assert run.metrics["compliance"].outcome == "err"
+    assert run.metrics["compliance"].score == 50.0
+    ctx.record_verdicts([verdict("j2", "ok", error="timed out")])  # replaces j2's verdict
+    assert len(ctx.metric_results) == 2
+    assert run.metrics["compliance"].outcome == "ok"
+    assert run.metrics["compliance"].errors == 1

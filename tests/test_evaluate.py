@@ -344,8 +344,8 @@ def test_model_parameters_reach_the_model_under_test(
 
 def test_arguments_are_defaults_then_scenario_then_test() -> None:
     from promptgen.model import PromptInput, PromptUnderTest, Scenario
+    from promptgen.prompting.invoke import test_arguments
     from promptgen.results import Test
-    from promptgen.stages.invoke import test_arguments
 
     prompt = PromptUnderTest(
         name="p",
@@ -439,17 +439,6 @@ def judged(fake: FakeLLM) -> list[dict]:
     return [b for b in fake.requests if "Verdict" in json.dumps(b.get("response_format"))]
 
 
-def test_a_rule_marked_broken_makes_the_verdict_err() -> None:
-    from promptgen.checks.judges import ComplianceVerdict, RuleCheck, _verdict
-    from promptgen.llm.types import Completion
-
-    parsed = ComplianceVerdict(
-        checks=[RuleCheck(rule="One word only.", broken=True)], reason="fine", verdict="ok"
-    )
-    judged = _verdict(Completion(text="{}", model="j", parsed=parsed))
-    assert judged.outcome == "err" and judged.score == 0 and "One word only." in judged.reason
-
-
 GH_PROMPT = """name: echo
 model: openai/gpt-4o
 messages:
@@ -506,3 +495,78 @@ def test_runs_are_judged_while_other_cells_still_run(
     judged = sorted(t for t, name in responder.log if name == "ComplianceVerdict")
     assert len(judged) == 4
     assert judged[0] < slow_sent + 1.0  # the fast model's outputs were judged meanwhile
+
+
+def _overview_rows(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    import csv
+
+    with (out / "overview.csv").open(encoding="utf-8") as handle:
+        return {(r["model"], r["scenario"]): r for r in csv.DictReader(handle)}
+
+
+def test_a_new_model_on_a_saved_context_fills_every_column_and_is_gated(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Defect A: the new model's compliance was empty and the gate ignored it."""
+    fake, responder = server
+    first = evaluate(tmp_path, fake, "--models", "m1", "--max-tests-to-run", "3")
+    assert first.returncode == 0, first.stderr
+    saved = tmp_path / "out" / "context.json"
+    responder.bad_every = 1  # every output of the new model breaks a rule
+    result = promptgen(
+        tmp_path, str(saved), "--api-base", fake.url, "--models", "m2", "-q", "--fail-under", "60"
+    )
+    ctx = load_context(saved)
+    new_runs = [r for r in ctx.test_runs if r.model == "m2"]
+    assert len(new_runs) == 3
+    assert all(r.metrics["compliance"].outcome == "err" for r in new_runs)
+    rows = _overview_rows(tmp_path / "out")
+    assert float(rows[("m1", "(all)")]["compliance"]) == 100.0
+    assert float(rows[("m2", "(all)")]["compliance"]) == 0.0
+    assert "m2" in (tmp_path / "out" / "report.md").read_text()
+    # m1 100 %, m2 0 %: overall 50 %, below 60, so the gate counts the new model.
+    assert result.returncode == 1, result.stderr
+    assert "50.0%" in result.stderr
+
+
+def test_a_run_resumed_after_a_failed_early_stage_scores_every_run(
+    tmp_path: Path,
+) -> None:
+    """Defect A, second form: metrics recorded as done with 0 calls kept `compliance -`."""
+    responder = PipelineResponder(fail_stage="InputSpecAnswer")
+    with FakeLLM(responder=responder) as fake:
+        first = evaluate(tmp_path, fake, "--models", "m1", "--max-tests-to-run", "3")
+        assert first.returncode == 3
+        responder.fail_stage = None
+        second = evaluate(tmp_path, fake, "--models", "m1", "--max-tests-to-run", "3")
+        assert second.returncode == 0, second.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")
+    assert len(ctx.test_runs) == 3
+    assert all(r.metrics["compliance"].outcome == "ok" for r in ctx.test_runs)
+    rows = _overview_rows(tmp_path / "out")
+    assert float(rows[("m1", "(all)")]["compliance"]) == 100.0
+
+
+def test_tests_file_into_a_new_folder_keeps_its_rules(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Defect B: the rules stage ran again in the new folder and orphaned the tests."""
+    fake, responder = server
+    first = evaluate(tmp_path, fake, "--rate-tests", "--filter-tests", "3")
+    assert first.returncode == 0, first.stderr
+    filtered = json.loads((tmp_path / "out" / "tests.filtered.json").read_text())
+    rule_ids = {r["id"] for r in filtered["rules"]}
+    rules_calls = responder.calls.get("RulesAnswer")
+    later = evaluate(
+        tmp_path, fake, "--tests", str(tmp_path / "out" / "tests.filtered.json"),
+        "--models", "m1", out="later",
+    )  # fmt: skip
+    assert later.returncode == 0, later.stderr
+    assert responder.calls.get("RulesAnswer") == rules_calls  # no new rules
+    ctx = load_context(tmp_path / "later" / "context.json")
+    assert {r.id for r in ctx.all_rules} == rule_ids
+    for test in ctx.tests:
+        if test.rule_id is not None:
+            assert ctx.rule(test.rule_id) is not None
+    assert "(no rule)" not in (tmp_path / "later" / "report.md").read_text()
+    assert all(r.metrics["compliance"].outcome == "ok" for r in ctx.test_runs)

@@ -12,28 +12,37 @@ from typing import Any
 import jsonschema
 import pytest
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import BadInputError
+from promptgen.formats.tests_file import filtered_file_schema, load_tests_file
 from promptgen.llm import LLM, RetryPolicy, load_settings
 from promptgen.model import Message, PromptUnderTest
-from promptgen.options import Options
-from promptgen.outputs import write_outputs
+from promptgen.options import Generation, Options
+from promptgen.pipeline import complete, run_stage
+from promptgen.report.outputs import write_outputs
 from promptgen.report.review import (
     FILTERED_FILE,
     REVIEW_FILE,
-    filtered_file_schema,
     filtered_tests,
-    load_tests_file,
     review_markdown,
     write_review_files,
 )
 from promptgen.results import FailureMode, Rule, Test, TestReview
-from promptgen.stages import review
 from tests.conftest import OPEN_GATEWAYS, run
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
 
 EVAL = "openai/judge-model"
+CFG = RunConfig(Options(generation=Generation(rate_tests=True)))
+
+
+def review(ctx: Context, llm: LLM) -> None:
+    run(run_stage("review", ctx, CFG, llm))
+
+
+def reviewed(ctx: Context) -> bool:
+    return complete("review", ctx, CFG)
 
 
 class DropOnce(PipelineResponder):
@@ -122,7 +131,7 @@ def test_review_and_importance_for_every_test(
     ctx = make_context(70)
     saves: list[int] = []
     ctx._checkpoint = lambda: saves.append(1)
-    run(review.run(ctx, make_llm(fake, tmp_path), Options(rate_tests=True)))
+    review(ctx, make_llm(fake, tmp_path))
 
     assert ctx.review is not None and ctx.review.model == EVAL
     assert ctx.review.quality_score == 7
@@ -132,7 +141,7 @@ def test_review_and_importance_for_every_test(
     assert set(ctx.review.importance) == {t.id for t in ctx.tests}
     assert all(1 <= v <= 10 for v in ctx.review.importance.values())
     assert set(ctx.review.notes) == {t.id for t in ctx.tests}
-    assert review.complete(ctx, Options())
+    assert reviewed(ctx)
     assert ctx.stage("review").error is None
     assert ctx.stage("review").counts == {
         "rated": 70,
@@ -156,28 +165,27 @@ def test_review_and_importance_for_every_test(
     assert responder.calls == {"CollectionReview": 1, "ImportanceVerdicts": 4}
 
 
-def test_missing_verdict_is_asked_again_and_only_it(tmp_path: Path) -> None:
+def test_missing_verdict_is_asked_again_in_a_smaller_call(tmp_path: Path) -> None:
     responder = DropOnce()
     with FakeLLM(responder=responder) as fake:
         llm = make_llm(fake, tmp_path)
         ctx = make_context(45)
-        run(review.run(ctx, llm, Options()))
+        review(ctx, llm)
         assert ctx.review is not None
-        unrated = [t for t in ctx.tests if t.id not in ctx.review.importance]
-        assert len(unrated) == 1
-        assert ctx.stage("review").error == "1 test(s) got no importance; a re-run asks again"
-        assert ctx.stage("review").counts["not_rated"] == 1
-        assert not review.complete(ctx, Options())
-        assert responder.calls == {"CollectionReview": 1, "ImportanceVerdicts": 3}
+        # Batches of 20, 20 and 5; the answer that left out test 2 of its batch is not
+        # lost: that test alone is asked again in the same run.
+        assert responder.calls == {"CollectionReview": 1, "ImportanceVerdicts": 4}
+        again = requests_named(fake, "ImportanceVerdicts")[-1]
+        assert numbers_shown(again) == [1]
+        (dropped,) = [t for t in ctx.tests if json.dumps(t.inputs) in user_text(again)]
+        assert dropped.id in ctx.review.importance
+        assert reviewed(ctx) and ctx.stage("review").error is None
+        assert ctx.stage("review").counts["not_rated"] == 0
+        assert ctx.stage("review").failures == {}
 
         fake.reset()
-        run(review.run(ctx, llm, Options()))
-        assert responder.calls == {"CollectionReview": 1, "ImportanceVerdicts": 4}
-        (again,) = fake.requests
-        assert numbers_shown(again) == [1]
-        assert json.dumps(unrated[0].inputs) in user_text(again)
-        assert review.complete(ctx, Options())
-        assert ctx.stage("review").counts["not_rated"] == 0
+        review(ctx, llm)  # finished: no call
+        assert fake.requests == []
 
 
 def test_new_tests_get_a_new_review_and_only_their_ratings(
@@ -186,34 +194,34 @@ def test_new_tests_get_a_new_review_and_only_their_ratings(
     fake, responder = server
     llm = make_llm(fake, tmp_path)
     ctx = make_context(5)
-    run(review.run(ctx, llm, Options()))
-    run(review.run(ctx, llm, Options()))  # finished: no call
+    review(ctx, llm)
+    review(ctx, llm)  # finished: no call
     assert responder.calls == {"CollectionReview": 1, "ImportanceVerdicts": 1}
     ctx.tests += make_context(7).tests[5:]
-    assert not review.complete(ctx, Options())
-    run(review.run(ctx, llm, Options()))
+    assert not reviewed(ctx)
+    review(ctx, llm)
     assert responder.calls == {"CollectionReview": 2, "ImportanceVerdicts": 2}
     assert numbers_shown(requests_named(fake, "ImportanceVerdicts")[-1]) == [1, 2]
-    assert review.complete(ctx, Options())
+    assert reviewed(ctx)
 
 
 def test_failed_review_call_is_recorded(tmp_path: Path) -> None:
     responder = PipelineResponder(fail_stage="CollectionReview")
     with FakeLLM(responder=responder) as fake:
         ctx = make_context(3)
-        run(review.run(ctx, make_llm(fake, tmp_path), Options()))
+        review(ctx, make_llm(fake, tmp_path))
     assert ctx.review is not None and ctx.review.quality_score is None
     assert len(ctx.review.importance) == 3
-    assert ctx.stage("review").error and not review.complete(ctx, Options())
+    assert ctx.stage("review").error and not reviewed(ctx)
     assert "Quality score: not given" in review_markdown(ctx)
 
 
 def test_no_tests_no_calls(server: tuple[FakeLLM, PipelineResponder], tmp_path: Path) -> None:
     fake, _ = server
     ctx = make_context(0)
-    run(review.run(ctx, make_llm(fake, tmp_path), Options()))
-    assert fake.requests == [] and review.complete(ctx, Options())
-    assert ctx.stage("review").counts["rated"] == 0
+    review(ctx, make_llm(fake, tmp_path))
+    assert fake.requests == [] and reviewed(ctx)
+    assert ctx.stage("review").counts.get("rated", 0) == 0
 
 
 def rated_context() -> Context:

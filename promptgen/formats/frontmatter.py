@@ -6,9 +6,11 @@ source of `schemas/prompt.schema.json`. Unknown keys are allowed and preserved.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from promptgen.options import frontmatter_fields
 
 Scalar = str | int | float | bool | None
 
@@ -69,7 +71,7 @@ class InstructionsSection(_Open):
     testExpansion: str | None = None
 
 
-class Frontmatter(_Open):
+class _FrontmatterBase(_Open):
     """YAML between the `---` lines at the top of a .prompty, .md or .txt prompt file."""
 
     schema_: str | None = Field(None, alias="$schema")
@@ -99,23 +101,6 @@ class Frontmatter(_Open):
     )
     imported: Any = None
     base: str | None = Field(None, description="Prompty v1 inheritance; kept, not applied.")
-    # Run options a prompt may carry (a command-line flag overrides them; docs/options.md).
-    effort: Literal["min", "low", "medium", "high"] | None = None
-    maxRules: int | None = None
-    testsPerRule: int | None = None
-    maxRulesPerTestGeneration: int | None = None
-    splitRules: bool | None = None
-    testGenerations: int | None = None
-    testExpansions: int | None = None
-    runsPerTest: int | None = None
-    maxTestsToRun: int | None = None
-    groundedness: bool | None = None
-    validity: bool | None = None
-    baselineTests: bool | None = None
-    dropUngrounded: bool | None = None
-    keepInvalid: bool | None = None
-    rateTests: bool | None = None
-    filterTests: int | None = None
     checks: list[dict[str, Any] | str] | None = Field(
         None,
         description="Deterministic checks on every output: `- contains: Hello` or "
@@ -123,24 +108,15 @@ class Frontmatter(_Open):
     )
 
 
-RUN_OPTION_KEYS = (
-    "effort",
-    "maxRules",
-    "testsPerRule",
-    "maxRulesPerTestGeneration",
-    "splitRules",
-    "testGenerations",
-    "testExpansions",
-    "runsPerTest",
-    "maxTestsToRun",
-    "groundedness",
-    "validity",
-    "baselineTests",
-    "dropUngrounded",
-    "keepInvalid",
-    "rateTests",
-    "filterTests",
+# Run options a prompt may carry (a command-line flag overrides them; docs/options.md),
+# derived from their one declaration in promptgen/options.py.
+Frontmatter = create_model(  # type: ignore[call-overload]
+    "Frontmatter",
+    __base__=_FrontmatterBase,
+    __doc__=_FrontmatterBase.__doc__,
+    **frontmatter_fields(),
 )
+RUN_OPTION_KEYS: tuple[str, ...] = tuple(frontmatter_fields())
 
 
 def known_keys() -> set[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from promptgen.errors import BadInputError, PromptFormatError, RenderError
+from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.body import parse_messages, split_frontmatter
 from promptgen.formats.common import (
     detect_inputs,
@@ -87,7 +87,10 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
         tags=front.tags or list(metadata.get("tags") or []),
         template_engine=engine,
         outputs=front.outputs,
-        checks=_checks(front.checks or [], file, resolver.lines),
+        checks=list(front.checks or []),
+        check_lines=[
+            line_of(resolver.lines, ("checks", i)) for i in range(len(front.checks or []))
+        ],
         run_options={
             k: getattr(front, k) for k in RUN_OPTION_KEYS if getattr(front, k) is not None
         },
@@ -201,19 +204,6 @@ def _test_samples(items: list[Any], resolver: RefResolver) -> list[TestSample]:
                 )
             samples.append(split_sample(row, source=item))
     return samples
-
-
-def _checks(items: list[Any], file: str, lines: dict[Path_, int]) -> list[Any]:
-    """Validate each check now, so a typo is reported with its line before any call."""
-    from promptgen.checks.parse import parse_check
-
-    for i, item in enumerate(items):
-        try:
-            parse_check(item)
-        except BadInputError as err:
-            err.file, err.line = file, line_of(lines, ("checks", i))
-            raise
-    return items
 
 
 def _instructions(section: Any) -> StageInstructions:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.report.html import report_html
 from promptgen.report.markdown import report_markdown
+from promptgen.report.outputs import write_outputs
 from promptgen.report.overview import overview
+from promptgen.report.review import write_review_files
 
 OVERVIEW_FILE = "overview.csv"
 MARKDOWN_FILE = "report.md"
@@ -29,3 +32,12 @@ def write_reports(ctx: Context, folder: Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def write_all(ctx: Context, folder: Path, cfg: RunConfig) -> None:
+    """Everything the main command writes beside context.json: the readable files, the
+    reports, and the review files when the tests were reviewed."""
+    write_outputs(ctx, folder)
+    write_reports(ctx, folder)
+    if cfg.reviewing:
+        write_review_files(ctx, folder, cfg.gen.filter_tests)

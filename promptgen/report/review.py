@@ -7,41 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-
 from promptgen.context import Context
-from promptgen.errors import BadInputError
-from promptgen.jsonio import read_json
+from promptgen.prompting import target_label as _target
 from promptgen.report.markdown import cell
 from promptgen.results import Rule, Test
-from promptgen.stages.review import target_label
 
 REVIEW_FILE = "test_review.md"
 FILTERED_FILE = "tests.filtered.json"
 _HARM_ORDER = {"high": 0, "medium": 1, "low": 2}
-_SHAPES = "a JSON list of tests (tests.json) or an object with a 'tests' list (tests.filtered.json)"
-
-
-class TestsFile(BaseModel):
-    """The shape of `tests.filtered.json`: tests plus the rules they need."""
-
-    __test__ = False
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_ref: str | None = Field(None, alias="$schema", description="Optional schema link.")
-    prompt: str | None = Field(None, description="Name of the prompt the tests are for.")
-    prompt_hash: str | None = Field(None, description="Content hash of that prompt.")
-    tests: list[Test]
-    rules: list[Rule] = Field(
-        default_factory=list, description="Rules the tests target, and the rules they negate."
-    )
-
-
-def filtered_file_schema() -> dict[str, Any]:
-    schema = TestsFile.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "promptgen tests file"
-    return schema
 
 
 def _row(*cells: object) -> str:
@@ -135,43 +108,6 @@ def write_review_files(ctx: Context, folder: Path, filter_n: int | None) -> list
     return written
 
 
-def load_tests_file(path: str | Path) -> tuple[list[Test], list[Rule]]:
-    """Tests (and rules) from `tests.filtered.json` or a plain `tests.json` list."""
-    path = Path(path)
-    data = read_json(path, "tests file", f"fix the JSON; the file must be {_SHAPES}")
-    try:
-        if isinstance(data, list):
-            tests, rules = TypeAdapter(list[Test]).validate_python(data), []
-        elif isinstance(data, dict) and "tests" in data:
-            document = TestsFile.model_validate(data)
-            tests, rules = document.tests, document.rules
-        else:
-            raise BadInputError(f"not a tests file: expected {_SHAPES}", file=path)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise BadInputError(
-            f"not a valid tests file: {where + ': ' if where else ''}{first['msg']}",
-            file=path,
-            hint="write it again with --filter-tests N, or fix that field",
-        ) from err
-    _check_links(path, tests, rules, isinstance(data, dict))
-    return tests, rules
-
-
-def _check_links(path: Path, tests: list[Test], rules: list[Rule], with_rules: bool) -> None:
-    seen: set[str] = set()
-    for test in tests:
-        if test.id in seen:
-            raise BadInputError(f"test id {test.id} appears twice", file=path)
-        seen.add(test.id)
-    if not with_rules:
-        return  # a plain tests.json carries no rules; the run supplies them
-    known = {r.id for r in rules}
-    for test in tests:
-        if test.rule_id and test.rule_id not in known:
-            raise BadInputError(
-                f"test {test.id} targets rule {test.rule_id}, which is not in 'rules'",
-                file=path,
-                hint="add the rule to 'rules' or write the file again with --filter-tests N",
-            )
+def target_label(ctx: Context, test: Test) -> str:
+    rule = ctx.rule(test.rule_id)
+    return _target(rule.text if rule else None, test)

@@ -2,51 +2,62 @@
 
 from __future__ import annotations
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.llm import LLM, bounded_gather
 from promptgen.model import Scenario
-from promptgen.options import Options
+from promptgen.prompting import generated_inputs, inputs_text, prompt_text, stage_messages
+from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs
 from promptgen.results import Test
-from promptgen.stages.cases import case_inputs, cases_model, complete_inputs
-from promptgen.stages.common import generated_inputs, inputs_text, prompt_text, stage_messages
-from promptgen.stages.generate import target_rules
+from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stages.tests import target_rules
 
-STAGE = "baseline"
+requires = ("rules", "inverse_rules")
+after: tuple[str, ...] = ()
+phase = "generation"
 
 
-async def run(ctx: Context, llm: LLM, options: Options) -> Context:
-    record = ctx.stage(STAGE)
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.gen.baseline_tests and cfg.generating
+
+
+def _key(scenario: Scenario | None) -> str:
+    return scenario.name if scenario else "-"
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+    done = set(ctx.stage("baseline").done)
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
+    return [WorkItem(_key(s), s) for s in scenarios if _key(s) not in done]
+
+
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    projection.tests += projection.generated
+    return len(todo(ctx, cfg))
+
+
+async def run(item: WorkItem, scope: Scope) -> None:
+    ctx, gen = scope.ctx, scope.cfg.gen
+    scenario: Scenario | None = item.data
     # As many as test generation asks for, so the two can run side by side.
-    per = len(target_rules(ctx, options)) * options.tests_per_rule * options.test_generations
-    per = max(per, 1)
-    todo = [s for s in scenarios if (s.name if s else "-") not in record.done]
-    await bounded_gather([lambda s=s: _scenario(ctx, llm, s, per) for s in todo])
-    return ctx
-
-
-async def _scenario(ctx: Context, llm: LLM, scenario: Scenario | None, count: int) -> None:
-    record = ctx.stage(STAGE)
+    count = max(1, len(target_rules(ctx, scope.cfg)) * gen.tests_per_rule * gen.test_generations)
     names = generated_inputs(ctx.prompt, set(scenario.parameters) if scenario else None)
     messages = stage_messages(
         "baseline", prompt=prompt_text(ctx.prompt), inputs=inputs_text(ctx.prompt, names),
         count=count,
     )  # fmt: skip
-    result = await llm.complete(
-        messages, model="baseline", output=cases_model(names, with_rule=False), stage=STAGE,
+    result = await scope.complete(
+        messages, model="baseline", output=cases_model(names, None, count),
         max_tokens=min(16000, 400 * count + 200),
     )  # fmt: skip
     if not result.ok:
-        record.error = result.error
+        scope.fail(result.error)
         return
     name = scenario.name if scenario else None
     known = {t.id for t in ctx.tests}
     for case in result.parsed.tests[:count]:
         inputs, _ = complete_inputs(ctx.prompt, case_inputs(case), names)
         if inputs is None:
-            record.counts["missing_input_dropped"] = (
-                record.counts.get("missing_input_dropped", 0) + 1
-            )
+            scope.count("missing_input_dropped")
             continue
         test = Test(
             id=Test.make_id("baseline", None, name, inputs),
@@ -59,5 +70,4 @@ async def _scenario(ctx: Context, llm: LLM, scenario: Scenario | None, count: in
         if test.id not in known:
             known.add(test.id)
             ctx.tests.append(test)
-    record.done.append(name or "-")
-    ctx.checkpoint()
+    scope.done()

@@ -1,33 +1,62 @@
-"""Expansion: rounds that make generated tests harder, each re-deriving the expected output."""
+"""Expansion: rounds that make generated tests harder, each re-deriving the expected
+output. Round r of a test is a unit of its own; it becomes possible once round r-1 of
+that test is done, so a resumed run picks up each chain where it stopped."""
 
 from __future__ import annotations
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.llm import LLM, bounded_gather
-from promptgen.options import Options
+from promptgen.prompting import generated_inputs, instruction, prompt_text, stage_messages
+from promptgen.prompting.cases import case_inputs, case_model, complete_inputs, shown
 from promptgen.results import Test
-from promptgen.stages.cases import case_inputs, case_model, complete_inputs, shown
-from promptgen.stages.common import generated_inputs, instruction, prompt_text, stage_messages
+from promptgen.stage import Projection, Scope, WorkItem
 
-STAGE = "expand"
-
-
-async def run(ctx: Context, llm: LLM, options: Options) -> Context:
-    record = ctx.stage(STAGE)
-    current = [t for t in ctx.tests if t.origin == "generated"]
-    for round_ in range(1, options.test_expansions + 1):
-        todo = [t for t in current if f"{t.id}:{round_}" not in record.done]
-        await bounded_gather([lambda t=t, r=round_: _expand(ctx, llm, options, t, r) for t in todo])
-        by_parent = {t.parent_id: t for t in ctx.tests if t.origin == "expanded"}
-        current = [by_parent[t.id] for t in current if t.id in by_parent]
-    if record.error is None:
-        record.counts["rounds"] = options.test_expansions
-    record.counts["expanded"] = sum(t.origin == "expanded" for t in ctx.tests)
-    return ctx
+requires = ("tests",)
+after: tuple[str, ...] = ()
+phase = "generation"
 
 
-async def _expand(ctx: Context, llm: LLM, options: Options, test: Test, round_: int) -> None:
-    record = ctx.stage(STAGE)
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.gen.test_expansions > 0 and cfg.generating
+
+
+def rounds(cfg: RunConfig) -> int:
+    return cfg.gen.test_expansions
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+    """For each generated test, the next round of its chain that is not done."""
+    done = set(ctx.stage("expand").done)
+    by_parent = {t.parent_id: t for t in ctx.tests if t.origin == "expanded"}
+    items = []
+    for root in (t for t in ctx.tests if t.origin == "generated"):
+        current: Test | None = root
+        for round_ in range(1, cfg.gen.test_expansions + 1):
+            assert current is not None
+            key = f"{current.id}:{round_}"
+            if key not in done:
+                items.append(WorkItem(key, (current, round_)))
+                break
+            current = by_parent.get(current.id)
+            if current is None:  # done, but the expansion was a duplicate: chain ends
+                break
+    return items
+
+
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    rounds = cfg.gen.test_expansions
+    if "tests" in projection.complete:
+        done = len(ctx.stage("expand").done)
+        calls = projection.generated * rounds - done
+    else:
+        calls = projection.generated * rounds
+    projection.tests = projection.generated * (1 + rounds)
+    return max(calls, 0)
+
+
+async def run(item: WorkItem, scope: Scope) -> None:
+    ctx, gen = scope.ctx, scope.cfg.gen
+    test, _round = item.data
     rule = ctx.rule(test.rule_id)
     fixed = set(next((s.parameters for s in ctx.prompt.scenarios if s.name == test.scenario), {}))
     names = generated_inputs(ctx.prompt, fixed)
@@ -37,23 +66,21 @@ async def _expand(ctx: Context, llm: LLM, options: Options, test: Test, round_: 
         rule=rule.text if rule else "",
         test=shown(test),
         input_spec=ctx.input_spec,
-        instructions=instruction(ctx.prompt, options.instructions, "test_expansion"),
+        instructions=instruction(ctx.prompt, gen.instructions, "test_expansion"),
     )
-    result = await llm.complete(
-        messages, model="rules", output=case_model(names), temperature=options.temperature,
-        stage=STAGE,
-    )  # fmt: skip
+    result = await scope.complete(
+        messages, model="rules", output=case_model(names), temperature=gen.temperature
+    )
     if not result.ok:
-        record.error = result.error
+        scope.fail(result.error)
         return
     inputs, _ = complete_inputs(ctx.prompt, case_inputs(result.parsed), names)
     if inputs is None:
         inputs = test.inputs
     new_id = Test.make_id("expanded", test.rule_id, test.scenario, inputs)
-    record.done.append(f"{test.id}:{round_}")
+    scope.done()
     if any(t.id == new_id for t in ctx.tests):
-        ctx.checkpoint()  # the same expansion twice: keep one
-        return
+        return  # the same expansion twice: keep one
     ctx.tests.append(
         Test(
             id=new_id,
@@ -69,4 +96,4 @@ async def _expand(ctx: Context, llm: LLM, options: Options, test: Test, round_: 
             original_inputs=test.original_inputs or test.inputs,
         )
     )
-    ctx.checkpoint()
+    scope.set_count("expanded", sum(t.origin == "expanded" for t in ctx.tests))

@@ -8,13 +8,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.llm import LLM, bounded_gather
-from promptgen.options import Options
+from promptgen.prompting import numbered, prompt_text, stage_messages, target_label
 from promptgen.results import FailureMode, Test, TestReview, content_id
-from promptgen.stages.common import numbered, prompt_text, stage_messages
+from promptgen.stage import Projection, Scope, WorkItem
 
-STAGE = "review"
+requires = ("intent", "rules", "tests", "baseline", "expand", "validity")
+after: tuple[str, ...] = ()
+phase = "generation"
+COLLECTION = "collection"
 # The collection review sees at most this many tests: enough to judge coverage, and a
 # prompt a small model can still read in one piece.
 REVIEW_SHOWN = 60
@@ -57,52 +60,50 @@ def collection_key(ctx: Context) -> str:
     return content_id("collection", [t.id for t in ctx.tests])
 
 
-def complete(ctx: Context, options: Options) -> bool:
-    """The collection review matches the current tests and every test has an importance."""
-    if not ctx.tests:
-        return True  # nothing to review
-    if ctx.review is None or collection_key(ctx) not in ctx.stage(STAGE).done:
-        return False
-    return all(t.id in ctx.review.importance for t in ctx.tests)
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.reviewing
 
 
-async def run(ctx: Context, llm: LLM, options: Options) -> Context:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+    """The collection review while it does not match the current tests, and the tests
+    without an importance, in batches."""
+    items = []
+    if ctx.tests and collection_key(ctx) not in ctx.stage("review").done:
+        items.append(WorkItem(collection_key(ctx), COLLECTION))
+    rated = ctx.review.importance if ctx.review else {}
+    left = [t for t in ctx.tests if t.id not in rated]
+    batches = [left[i : i + IMPORTANCE_BATCH] for i in range(0, len(left), IMPORTANCE_BATCH)]
+    items += [WorkItem(content_id("rate", [t.id for t in b]), b) for b in batches]
+    return items
+
+
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+        return len(todo(ctx, cfg))
+    return 1 + -(-projection.tests // IMPORTANCE_BATCH)
+
+
+async def run(item: WorkItem, scope: Scope) -> None:
+    ctx = scope.ctx
     review = ctx.review = ctx.review or TestReview()
     ids = {t.id for t in ctx.tests}
     for stale in [k for k in review.importance if k not in ids]:  # tests no longer here
         review.importance.pop(stale)
         review.notes.pop(stale, None)
-    jobs = []
-    if ctx.tests and collection_key(ctx) not in ctx.stage(STAGE).done:
-        jobs.append(lambda: _review(ctx, llm, review))
-    todo = [t for t in ctx.tests if t.id not in review.importance]
-    batches = [todo[i : i + IMPORTANCE_BATCH] for i in range(0, len(todo), IMPORTANCE_BATCH)]
-    jobs += [lambda b=b: _rate(ctx, llm, review, b) for b in batches]
-    await bounded_gather(jobs)
-    shown = min(len(ctx.tests), REVIEW_SHOWN)
-    ctx.stage(STAGE).counts = {
-        "rated": sum(t.id in review.importance for t in ctx.tests),
-        "not_rated": sum(t.id not in review.importance for t in ctx.tests),
-        "reviewed": shown,
-        "left_out": len(ctx.tests) - shown,
-    }
-    return ctx
-
-
-def target_label(ctx: Context, test: Test) -> str:
-    """What a test targets, in one line: its rule (marked inverse), or its origin."""
-    rule = ctx.rule(test.rule_id)
-    if rule is not None:
-        label = ("(inverse) " if test.inverse else "") + rule.text
-    elif test.origin == "sample":
-        label = "(author's sample)"
-    elif test.origin == "baseline":
-        label = "(baseline test, no rule)"
+    if item.data == COLLECTION:
+        await _review(scope, review)
     else:
-        label = "(no rule)"
-    if test.scenario:
-        label += f" [scenario: {test.scenario}]"
-    return " ".join(label.split())
+        await _rate(scope, review, item.data)
+    shown = min(len(ctx.tests), REVIEW_SHOWN)
+    scope.set_count("rated", sum(t.id in review.importance for t in ctx.tests))
+    scope.set_count("not_rated", sum(t.id not in review.importance for t in ctx.tests))
+    scope.set_count("reviewed", shown)
+    scope.set_count("left_out", len(ctx.tests) - shown)
+
+
+def _label(ctx: Context, test: Test) -> str:
+    rule = ctx.rule(test.rule_id)
+    return target_label(rule.text if rule else None, test)
 
 
 def tests_text(ctx: Context, tests: list[Test]) -> str:
@@ -112,11 +113,12 @@ def tests_text(ctx: Context, tests: list[Test]) -> str:
         inputs = json.dumps(test.inputs, ensure_ascii=False)
         if len(inputs) > INPUTS_SHOWN:
             inputs = inputs[:INPUTS_SHOWN] + " ...(cut)"
-        lines += [f"{i}. {target_label(ctx, test)}", f"   inputs: {inputs}"]
+        lines += [f"{i}. {_label(ctx, test)}", f"   inputs: {inputs}"]
     return "\n".join(lines)
 
 
-async def _review(ctx: Context, llm: LLM, review: TestReview) -> None:
+async def _review(scope: Scope, review: TestReview) -> None:
+    ctx = scope.ctx
     shown = ctx.tests[:REVIEW_SHOWN]
     messages = stage_messages(
         "review",
@@ -127,9 +129,9 @@ async def _review(ctx: Context, llm: LLM, review: TestReview) -> None:
         left_out=len(ctx.tests) - len(shown),
         total=len(ctx.tests),
     )
-    result = await llm.complete(messages, model="eval", output=CollectionReview, stage=STAGE)
+    result = await scope.complete(messages, model="eval", output=CollectionReview)
     if not result.ok:
-        ctx.stage(STAGE).error = result.error
+        scope.fail(result.error)
         return
     answer: CollectionReview = result.parsed
     review.model = result.model
@@ -139,20 +141,20 @@ async def _review(ctx: Context, llm: LLM, review: TestReview) -> None:
         FailureMode(description=f.description.strip(), harm=f.harm) for f in answer.failure_modes
     ]
     review.weaknesses = [w.strip() for w in answer.weaknesses if w.strip()]
-    ctx.stage(STAGE).done.append(collection_key(ctx))
-    ctx.checkpoint()
+    scope.done(collection_key(ctx))
 
 
-async def _rate(ctx: Context, llm: LLM, review: TestReview, tests: list[Test]) -> None:
+async def _rate(scope: Scope, review: TestReview, tests: list[Test]) -> None:
+    ctx = scope.ctx
     messages = stage_messages(
         "review_importance",
         prompt=prompt_text(ctx.prompt),
         intent=ctx.intent,
         tests=tests_text(ctx, tests),
     )
-    result = await llm.complete(messages, model="eval", output=ImportanceVerdicts, stage=STAGE)
+    result = await scope.complete(messages, model="eval", output=ImportanceVerdicts)
     if not result.ok:
-        ctx.stage(STAGE).error = result.error
+        scope.fail(result.error)
         return
     for verdict in result.parsed.verdicts:
         if 1 <= verdict.number <= len(tests):
@@ -165,5 +167,4 @@ async def _rate(ctx: Context, llm: LLM, review: TestReview, tests: list[Test]) -
     review.model = review.model or result.model
     missing = sum(t.id not in review.importance for t in tests)
     if missing:
-        ctx.stage(STAGE).error = f"{missing} test(s) got no importance; a re-run asks again"
-    ctx.checkpoint()
+        scope.fail(f"{missing} test(s) got no importance; a re-run asks again")

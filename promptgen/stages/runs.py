@@ -1,55 +1,87 @@
 """Run the models under test: one call per (test, model, run index) cell.
 
 A failed cell records its error and the run goes on (PromptPex aborted the whole run
-on one model error); a re-run asks again for missing and failed cells only.
+on one model error); a re-run asks again for missing and failed cells only. Each run
+is judged as soon as its call returns, so judging overlaps the other cells' calls
+instead of waiting for the slowest one; the metrics stage scores what is left.
 """
 
 from __future__ import annotations
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import RenderError
-from promptgen.llm import LLM, bounded_gather
-from promptgen.options import Options
+from promptgen.evaluation.scoring import needed, score
+from promptgen.llm import LLM
+from promptgen.model import PromptUnderTest
+from promptgen.prompting.invoke import CallSettings, call_settings, test_messages
 from promptgen.results import Test, TestRun
-from promptgen.stages.invoke import CallSettings, call_settings, test_messages
-from promptgen.stages.metrics import Scorer
-from promptgen.stages.select import cells
+from promptgen.selection import cells, eval_tests
+from promptgen.stage import Projection, Scope, WorkItem
+
+requires = ("tests", "baseline", "expand", "validity")
+after: tuple[str, ...] = ()
+phase = "evaluation"
 
 
-def todo(ctx: Context, options: Options) -> list[tuple[Test, str, int]]:
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.evaluating
+
+
+def cell_key(test_id: str, model: str, index: int) -> str:
+    return f"{test_id}|{model}|{index}"
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     done = {r.key for r in ctx.test_runs if r.ok}
-    return [c for c in cells(ctx, options) if (c[0].id, c[1], c[2]) not in done]
+    failed = {r.key for r in ctx.test_runs if not r.ok}
+    return [
+        WorkItem(cell_key(t.id, m, i), (t, m, i, (t.id, m, i) in failed))
+        for t, m, i in cells(ctx, cfg)
+        if (t.id, m, i) not in done
+    ]
 
 
-def complete(ctx: Context, options: Options) -> bool:
-    return not todo(ctx, options)
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+        projection.eval_tests = len(eval_tests(ctx, cfg))
+        calls = len(todo(ctx, cfg))
+    else:
+        limit = cfg.ev.max_tests_to_run
+        projection.eval_tests = min(projection.tests, limit or projection.tests)
+        calls = projection.eval_tests * len(cfg.models) * cfg.ev.runs_per_test
+    projection.cells = projection.eval_tests * len(cfg.models) * cfg.ev.runs_per_test
+    return calls
 
 
-async def run(ctx: Context, llm: LLM, options: Options) -> Context:
-    settings = call_settings(ctx.prompt, options)
-    work = todo(ctx, options)
-    retried = {(t.id, m, i) for t, m, i in work}  # failed cells about to be asked again
-    ctx.test_runs = [r for r in ctx.test_runs if r.key not in retried]
-    scorer = Scorer.build(ctx, llm, options) if options.evals else None
-    await bounded_gather([lambda c=c: _cell(ctx, llm, scorer, settings, *c) for c in work])
-    record = ctx.stage("runs")
-    failed = [r for r in ctx.test_runs if r.error is not None]
-    record.counts = {"cells": len(cells(ctx, options)), "failed": len(failed)}
-    record.error = (
-        f"{len(failed)} cell(s) failed, e.g. {failed[0].error}; a re-run retries them"
-        if failed
-        else None
-    )
-    return ctx
+async def run(item: WorkItem, scope: Scope) -> None:
+    ctx, cfg = scope.ctx, scope.cfg
+    test, model, index, retry = item.data
+    if retry:  # a failed cell asked again replaces its record
+        ctx.test_runs = [r for r in ctx.test_runs if r.key != (test.id, model, index)]
+    settings = call_settings(ctx.prompt, cfg.ev)
+    record = await run_test(ctx.prompt, scope.llm, settings, test, model, index, "runs")
+    ctx.test_runs.append(record)
+    if record.error is not None:
+        scope.fail(record.error)
+        return
+    scope.checkpoint()
+    await score(ctx, scope.llm, needed(record, test, cfg.output_metrics, cfg.judges))
 
 
 async def run_test(
-    ctx: Context, llm: LLM, settings: CallSettings, test: Test, model: str, variant: int, stage: str
+    prompt: PromptUnderTest,
+    llm: LLM,
+    settings: CallSettings,
+    test: Test,
+    model: str,
+    variant: int,
+    stage: str,
 ) -> TestRun:
     """Call `model` with the prompt rendered for `test` (variant = run index or attempt)."""
     record = TestRun(test_id=test.id, model=model, run_index=variant)
     try:
-        messages = test_messages(ctx.prompt, test)
+        messages = test_messages(prompt, test)
     except RenderError as err:
         record.error = f"cannot render the prompt for this test: {err.one_line()}"
         return record
@@ -69,19 +101,3 @@ async def run_test(
         record.error = f"{model}: empty answer"
     record.usage, record.latency_ms = result.usage, result.latency_ms
     return record
-
-
-async def _cell(
-    ctx: Context,
-    llm: LLM,
-    scorer: Scorer | None,
-    settings: CallSettings,
-    test: Test,
-    model: str,
-    index: int,
-) -> None:
-    record = await run_test(ctx, llm, settings, test, model, index, "runs")
-    ctx.test_runs.append(record)
-    ctx.checkpoint()
-    if scorer is not None:
-        await scorer.score(record)

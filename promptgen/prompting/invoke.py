@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptgen.model import PromptUnderTest
-from promptgen.options import Options
+from promptgen.options import Evaluation
 from promptgen.render import render_messages
 from promptgen.results import Test
 
@@ -49,7 +49,7 @@ class CallSettings:
     output: dict[str, Any] | None = None  # a JSON Schema when the prompt asks for one
 
 
-def call_settings(prompt: PromptUnderTest, options: Options) -> CallSettings:
+def call_settings(prompt: PromptUnderTest, options: Evaluation) -> CallSettings:
     """The prompt's own model parameters, overridden by `--param` (options.model_params)."""
     params = {**prompt.model.parameters, **options.model_params}
     for name in _DROPPED:

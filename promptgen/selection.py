@@ -5,20 +5,21 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import zip_longest
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.options import Options
 from promptgen.results import Test
 
 Cell = tuple[Test, str, int]
 
 
-def eval_tests(ctx: Context, options: Options) -> list[Test]:
+def eval_tests(ctx: Context, cfg: RunConfig) -> list[Test]:
     """Tests to evaluate, bounded by maxTestsToRun.
 
     Invalid tests are left out unless keepInvalid; `--tests FILE` restricts the set.
     The bound takes tests round-robin over (scenario, rule) groups, so a small budget
     still covers every rule instead of the first rule's tests only.
     """
+    options = cfg.ev
     wanted = set(options.test_ids)
     eligible = [
         t
@@ -35,12 +36,12 @@ def eval_tests(ctx: Context, options: Options) -> list[Test]:
     return [t for t in eligible if t.id in chosen]  # collection order
 
 
-def cells(ctx: Context, options: Options) -> list[Cell]:
+def cells(ctx: Context, cfg: RunConfig) -> list[Cell]:
     """Every (test, model under test, run index) the evaluation needs."""
-    tests = eval_tests(ctx, options)
+    tests = eval_tests(ctx, cfg)
     return [
         (test, model, index)
-        for model in options.models
+        for model in cfg.models
         for test in tests
-        for index in range(options.runs_per_test)
+        for index in range(cfg.ev.runs_per_test)
     ]

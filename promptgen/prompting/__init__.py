@@ -1,4 +1,5 @@
-"""What every stage shares: its prompt template, the prompt-under-test as text, labels."""
+"""Prompting helpers every stage and judge shares: stage templates, the prompt under
+test as text, numbered lists, what a test targets."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from promptgen.formats import load_prompt
 from promptgen.model import PromptUnderTest
 from promptgen.render import render_messages
 from promptgen.resources import data_dir
+from promptgen.results import Test
 
 
 @functools.cache
@@ -48,11 +50,27 @@ def samples_text(prompt: PromptUnderTest, limit: int = 5) -> str:
     return "\n".join(f"- {row}" for row in rows)
 
 
-def instruction(prompt: PromptUnderTest, extra: dict[str, str], stage: str) -> str:
-    """Frontmatter instructions for a stage, plus any given on the command line."""
-    parts = [getattr(prompt.instructions, stage, None), extra.get(stage)]
+def instruction(prompt: PromptUnderTest, extra: object, stage: str) -> str:
+    """Frontmatter instructions for a stage, plus any given on the command line
+    (`extra`: the options' Instructions)."""
+    parts = [getattr(prompt.instructions, stage, None), getattr(extra, stage, None)]
     return "\n".join(p for p in parts if p)
 
 
 def numbered(texts: list[str]) -> str:
     return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))
+
+
+def target_label(rule_text: str | None, test: Test) -> str:
+    """What a test targets, in one line: its rule (marked inverse), or its origin."""
+    if rule_text is not None:
+        label = ("(inverse) " if test.inverse else "") + rule_text
+    elif test.origin == "sample":
+        label = "(author's sample)"
+    elif test.origin == "baseline":
+        label = "(baseline test, no rule)"
+    else:
+        label = "(no rule)"
+    if test.scenario:
+        label += f" [scenario: {test.scenario}]"
+    return " ".join(label.split())

@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from promptgen.checks.deterministic import (
+from promptgen.errors import BadInputError
+from promptgen.evaluation.checks import (
     Affix,
     Contains,
     ContainsSome,
@@ -19,7 +20,6 @@ from promptgen.checks.deterministic import (
     Not,
     Regex,
 )
-from promptgen.errors import BadInputError
 
 COUNT_UNITS = {
     "word": "words",

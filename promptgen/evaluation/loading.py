@@ -8,14 +8,12 @@ prompt in the folder. `--metric FILE` and `--custom-metric TEXT` add more.
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from promptgen.checks.parse import parse_check
 from promptgen.errors import BadInputError
+from promptgen.evaluation.check_metric import CheckMetric
+from promptgen.evaluation.judges import ComplianceJudge, ScoreJudge, TemplateJudge
+from promptgen.evaluation.protocol import Metric
 from promptgen.formats import SUFFIXES, load_prompt
 from promptgen.formats.body import parse_messages
 from promptgen.formats.common import strip_suffix
@@ -29,63 +27,46 @@ METRIC_SUFFIX = ".metric.prompty"
 JUDGE_VALUES = ("prompt", "intent", "inputSpec", "rules", "input", "output", "groundtruth")
 
 
-@dataclass
-class Metric:
-    info: MetricInfo
-    template: PromptUnderTest | None = None  # custom metrics
-    check: Any = None  # deterministic checks
-    spec: Any = None  # a check as written, when its values use {{name}} of each test
-    groundtruth: bool = False  # tagged `groundtruth`: scores groundtruth answers
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-
 def builtin_metrics(options: Options) -> list[Metric]:
-    metrics = []
-    if options.compliance:
-        metrics.append(
-            Metric(
-                MetricInfo(
-                    name="compliance",
-                    kind="compliance",
-                    description="A judge reads the prompt, its rules, the input and the output, "
-                    "and answers ok or err.",
-                )
-            )
+    metrics: list[Metric] = []
+    if options.evaluation.compliance:
+        info = MetricInfo(
+            name="compliance",
+            kind="compliance",
+            description="A judge reads the prompt, its rules, the input and the output, "
+            "and answers ok or err.",
         )
-    if options.groundtruth:
-        metrics.append(
-            Metric(
-                MetricInfo(
-                    name="accuracy",
-                    kind="accuracy",
-                    scorer=True,
-                    description="How well the output agrees with the groundtruth answer (0-100).",
-                )
-            )
+        metrics.append(ComplianceJudge(info))
+    if options.evaluation.groundtruth:
+        info = MetricInfo(
+            name="accuracy",
+            kind="accuracy",
+            scorer=True,
+            description="How well the output agrees with the groundtruth answer (0-100).",
         )
+        metrics.append(ScoreJudge(info, needs_groundtruth=True))
     return metrics
 
 
-def check_name(spec: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    ((name, args),) = spec.items()
-    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    return f"{name}={shown}"
+GROUNDTRUTH_JUDGE = ScoreJudge(
+    MetricInfo(name="groundtruth", kind="groundtruth", scorer=True), scores_groundtruth=True
+)
 
 
 def check_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
+    """The frontmatter's checks (a bad one is reported with its line) and --check."""
     metrics: dict[str, Metric] = {}
-    for spec in [*prompt.checks, *options.checks]:
-        name = check_name(spec)
-        metrics[name] = Metric(
-            MetricInfo(name=name, kind="check", description="deterministic check"),
-            check=parse_check(spec),
-            spec=spec if "{{" in json.dumps(spec) else None,
-        )
+    for i, spec in enumerate(prompt.checks):
+        try:
+            metric = CheckMetric.of(spec)
+        except BadInputError as err:
+            err.file = err.file or prompt.source
+            err.line = err.line or (prompt.check_lines[i] if i < len(prompt.check_lines) else None)
+            raise
+        metrics[metric.name] = metric
+    for spec in options.evaluation.checks:
+        metric = CheckMetric.of(spec)
+        metrics[metric.name] = metric
     return list(metrics.values())
 
 
@@ -112,13 +93,13 @@ def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
     paths: list[Path] = []
     if prompt.source and Path(prompt.source).is_file():
         paths += discover(Path(prompt.source))
-    for file in options.metric_files:
+    for file in options.evaluation.metric_files:
         path = Path(file)
         if not path.is_file():
             raise BadInputError("metric file not found", file=path, hint="check --metric")
         paths.append(path)
     metrics = [_from_file(path, prompt) for path in dict.fromkeys(p.resolve() for p in paths)]
-    for i, text in enumerate(options.custom_metrics, start=1):
+    for i, text in enumerate(options.evaluation.custom_metrics, start=1):
         metrics.append(_inline(text, i, prompt))
     names = [m.name for m in metrics]
     clash = next((n for n in names if names.count(n) > 1 or n in ("compliance", "accuracy")), None)
@@ -137,17 +118,14 @@ def _from_file(path: Path, prompt: PromptUnderTest) -> Metric:
         else path.name[: -len(METRIC_SUFFIX)]
     )
     _check_variables(template, prompt, str(path))
-    return Metric(
-        MetricInfo(
-            name=name,
-            kind="custom",
-            scorer="scorer" in template.tags,
-            description=template.description,
-            source=str(path),
-        ),
-        template=template,
-        groundtruth="groundtruth" in template.tags,
+    info = MetricInfo(
+        name=name,
+        kind="custom",
+        scorer="scorer" in template.tags,
+        description=template.description,
+        source=str(path),
     )
+    return TemplateJudge(info, template, scores_groundtruth="groundtruth" in template.tags)
 
 
 def _inline(text: str, index: int, prompt: PromptUnderTest) -> Metric:
@@ -161,7 +139,7 @@ def _inline(text: str, index: int, prompt: PromptUnderTest) -> Metric:
     template = PromptUnderTest(name=f"custom-{index}", source=where, messages=messages)
     _check_variables(template, prompt, where)
     info = MetricInfo(name=f"custom-{index}", kind="custom", description=text[:200])
-    return Metric(info, template=template)
+    return TemplateJudge(info, template)
 
 
 def _check_variables(template: PromptUnderTest, prompt: PromptUnderTest, where: str) -> None:
@@ -184,32 +162,3 @@ def load_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
         *custom_metrics(prompt, options),
         *check_metrics(prompt, options),
     ]
-
-
-_PLACEHOLDER = re.compile(r"\{\{\s*([\w.-]+)\s*\}\}")
-
-
-def fill_placeholders(spec: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
-    """`{{name}}` in a check's strings replaced by the test's values (plain text
-    replacement, as gh models does: no logic, nothing evaluated); returns the names
-    no value was found for."""
-    missing: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            missing.append(name)
-            return match.group(0)
-        value = values[name]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, str):
-            return _PLACEHOLDER.sub(replace, node)
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items()}
-        return node
-
-    return walk(spec), missing

@@ -7,13 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.llm import LLM, bounded_gather
 from promptgen.model import Scenario
-from promptgen.options import Options
-from promptgen.results import Rule, Test
-from promptgen.stages.cases import case_inputs, cases_model, complete_inputs
-from promptgen.stages.common import (
+from promptgen.prompting import (
     generated_inputs,
     inputs_text,
     instruction,
@@ -21,8 +18,14 @@ from promptgen.stages.common import (
     samples_text,
     stage_messages,
 )
+from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs
+from promptgen.results import Rule, Test
+from promptgen.stage import Projection, Scope, WorkItem
 
-STAGE = "tests"
+requires = ("intent", "input_spec", "rules", "inverse_rules")
+after: tuple[str, ...] = ()
+phase = "generation"
+SAMPLES = "samples"
 
 
 @dataclass
@@ -44,22 +47,23 @@ class Chunk:
         return labels
 
 
-def target_rules(ctx: Context, options: Options) -> list[Rule]:
+def target_rules(ctx: Context, cfg: RunConfig) -> list[Rule]:
     """Rules tests are generated for: grounded (if asked), capped, with their inverses."""
-    rules = [r for r in ctx.rules if not (options.drop_ungrounded and r.grounded is False)]
-    rules = rules[: options.max_rules or None]
+    gen = cfg.gen
+    rules = [r for r in ctx.rules if not (gen.drop_ungrounded and r.grounded is False)]
+    rules = rules[: gen.max_rules or None]
     kept = {r.id for r in rules}
     return [*rules, *(r for r in ctx.inverse_rules if r.inverse_of in kept)]
 
 
-def plan_chunks(ctx: Context, options: Options) -> list[Chunk]:
-    rules = target_rules(ctx, options)
+def plan_chunks(ctx: Context, cfg: RunConfig) -> list[Chunk]:
+    rules = target_rules(ctx, cfg)
     groups = (
         [[r for r in rules if not r.inverse], [r for r in rules if r.inverse]]
-        if options.split_rules
+        if cfg.gen.split_rules
         else [rules]
     )
-    size = options.max_rules_per_test_generation
+    size = cfg.gen.max_rules_per_test_generation
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
     return [
         Chunk(scenario, group[i : i + size])
@@ -74,19 +78,53 @@ def input_key(scenario: str | None, inputs: dict[str, Any]) -> str:
     return json.dumps([scenario, inputs], sort_keys=True, ensure_ascii=False)
 
 
-async def run(ctx: Context, llm: LLM, options: Options) -> Context:
-    record = ctx.stage(STAGE)
-    _add_samples(ctx)
-    chunks = [c for c in plan_chunks(ctx, options) if c.key not in record.done]
-    await bounded_gather([lambda c=c: _chunk(ctx, llm, options, c) for c in chunks])
-    return ctx
+def enabled(cfg: RunConfig) -> bool:
+    """`--tests FILE` evaluates the given tests and generates none."""
+    return cfg.generating
+
+
+def rounds(cfg: RunConfig) -> int:
+    """Each generation round of a chunk sees the tests of the rounds before it."""
+    return cfg.gen.test_generations
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+    done = set(ctx.stage("tests").done)
+    items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
+    calls = cfg.gen.test_generations
+    return items + [WorkItem(c.key, c, calls) for c in plan_chunks(ctx, cfg) if c.key not in done]
+
+
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    gen = cfg.gen
+    scenarios = max(1, len(ctx.prompt.scenarios))
+    if ctx.rules:
+        calls = sum(i.calls for i in todo(ctx, cfg))
+    else:
+        n = projection.rules
+        groups = [n, n] if gen.split_rules else [2 * n]
+        size = gen.max_rules_per_test_generation
+        calls = scenarios * sum(-(-g // size) for g in groups if g) * gen.test_generations
+    projection.generated = (
+        2 * projection.rules * gen.tests_per_rule * gen.test_generations * scenarios
+    )
+    if ctx.tests and "tests" in projection.complete:
+        projection.generated = sum(t.origin == "generated" for t in ctx.tests)
+    projection.tests = projection.generated
+    return calls
+
+
+async def run(item: WorkItem, scope: Scope) -> None:
+    if item.key == SAMPLES:
+        _add_samples(scope.ctx)
+    else:
+        await _chunk(scope, item.data)
+    if not scope.failed:
+        scope.done()
 
 
 def _add_samples(ctx: Context) -> None:
     """The author's test samples become tests too (origin `sample`), once."""
-    record = ctx.stage(STAGE)
-    if "samples" in record.done:
-        return
     seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
     for sample in ctx.prompt.test_samples:
         key = input_key(None, sample.inputs)
@@ -106,12 +144,10 @@ def _add_samples(ctx: Context) -> None:
                 validity_reason="supplied by the prompt's author",
             )
         )
-    record.done.append("samples")
-    ctx.checkpoint()
 
 
-async def _chunk(ctx: Context, llm: LLM, options: Options, chunk: Chunk) -> None:
-    record = ctx.stage(STAGE)
+async def _chunk(scope: Scope, chunk: Chunk) -> None:
+    ctx, gen = scope.ctx, scope.cfg.gen
     fixed = set(chunk.scenario.parameters) if chunk.scenario else set()
     names = generated_inputs(ctx.prompt, fixed)
     labels = chunk.labels()
@@ -123,7 +159,7 @@ async def _chunk(ctx: Context, llm: LLM, options: Options, chunk: Chunk) -> None
             p for p in (chunk.scenario.name + ":", chunk.scenario.instructions, params) if p
         )
     new: list[Test] = []
-    for generation in range(options.test_generations):
+    for generation in range(gen.test_generations):
         existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in new)
         messages = stage_messages(
             "tests",
@@ -132,56 +168,55 @@ async def _chunk(ctx: Context, llm: LLM, options: Options, chunk: Chunk) -> None
             input_spec=ctx.input_spec,
             inputs=inputs_text(ctx.prompt, names),
             rules=rules_text,
-            count=options.tests_per_rule,
+            count=gen.tests_per_rule,
             scenario=scenario,
             samples=samples_text(ctx.prompt),
             existing=existing,
-            instructions=instruction(ctx.prompt, options.instructions, "tests"),
+            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
         )
-        expected = len(labels) * options.tests_per_rule
-        result = await llm.complete(
-            messages, model="rules", output=cases_model(names), temperature=options.temperature,
-            stage=STAGE, max_tokens=min(16000, 400 * expected + 200),
+        expected = len(labels) * gen.tests_per_rule
+        result = await scope.complete(
+            messages, model="rules", output=cases_model(names, list(labels), gen.tests_per_rule),
+            temperature=gen.temperature,
+            max_tokens=min(16000, 400 * expected + 200),
         )  # fmt: skip
         if not result.ok:
-            record.error = result.error
+            scope.fail(result.error)
             return  # this chunk stays undone; a re-run asks again
-        new.extend(_to_tests(ctx, chunk, labels, names, result.parsed.tests, generation))
+        new.extend(_to_tests(scope, chunk, labels, names, result.parsed.tests, generation))
     seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
     for test in new:
         key = input_key(test.scenario, test.inputs)
         if key in seen:
-            _count(record.counts, "duplicates_dropped")
+            scope.count("duplicates_dropped")
             continue
         seen.add(key)
         ctx.tests.append(test)
-    record.done.append(chunk.key)
-    ctx.checkpoint()
 
 
 def _to_tests(
-    ctx: Context,
+    scope: Scope,
     chunk: Chunk,
     labels: dict[str, Rule],
     names: list[str],
     cases: list[Any],
     generation: int,
 ) -> list[Test]:
-    record = ctx.stage(STAGE)
+    ctx = scope.ctx
     tests = []
     for case in cases:
         rule = labels.get(case.rule.strip().upper().rstrip("."))
         if rule is None and len(labels) == 1:
             rule = next(iter(labels.values()))
         if rule is None:
-            _count(record.counts, "unknown_rule_dropped")
+            scope.count("unknown_rule_dropped")
             continue
         inputs, repaired = complete_inputs(ctx.prompt, case_inputs(case), names)
         if inputs is None:
-            _count(record.counts, "missing_input_dropped")
+            scope.count("missing_input_dropped")
             continue
         if repaired:
-            _count(record.counts, "missing_input_repaired")
+            scope.count("missing_input_repaired")
         scenario = chunk.scenario.name if chunk.scenario else None
         tests.append(
             Test(
@@ -197,7 +232,3 @@ def _to_tests(
             )
         )
     return tests
-
-
-def _count(counts: dict[str, int], key: str) -> None:
-    counts[key] = counts.get(key, 0) + 1

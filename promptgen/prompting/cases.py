@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -16,8 +16,10 @@ class _Open(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-@functools.lru_cache(maxsize=64)
-def _case_models(names: tuple[str, ...], with_rule: bool) -> tuple[type[BaseModel], ...]:
+@functools.lru_cache(maxsize=256)
+def _case_models(
+    names: tuple[str, ...], labels: tuple[str, ...] | None, count: int
+) -> tuple[type[BaseModel], ...]:
     # Field names are safe identifiers; the JSON keys are the input names themselves.
     fields: dict[str, Any] = {
         f"input_{i}": (str | None, Field(alias=name, max_length=4000))
@@ -32,22 +34,27 @@ def _case_models(names: tuple[str, ...], with_rule: bool) -> tuple[type[BaseMode
         ),
         "reasoning": (str, Field(max_length=400, description="One sentence.")),
     }
-    if with_rule:
-        label = (str, Field(max_length=8, description="The label, e.g. R1 or I2."))
+    per = "rule label" if labels else "answer"
+    if labels:  # the label must be one of the chunk's: an enum, which providers enforce
+        label = (Literal[labels], Field(description="The label of the rule it tests."))  # type: ignore[valid-type]
         case_fields = {"rule": label, **case_fields}
     case = create_model("TestCase", __base__=_Open, **case_fields)
-    many = create_model("TestCases", __base__=_Open, tests=(list[case], ...))  # type: ignore[valid-type]
+    tests = (list[case], Field(description=f"{count} test case(s) per {per}."))  # type: ignore[valid-type]
+    many = create_model("TestCases", __base__=_Open, tests=tests)
     return case, many
 
 
 def case_model(names: list[str]) -> type[BaseModel]:
     """One test case without a rule label (expansion)."""
-    return _case_models(tuple(names), False)[0]
+    return _case_models(tuple(names), None, 1)[0]
 
 
-def cases_model(names: list[str], with_rule: bool = True) -> type[BaseModel]:
-    """A list of test cases (generation, baseline)."""
-    return _case_models(tuple(names), with_rule)[1]
+def cases_model(
+    names: list[str], labels: list[str] | None = None, count: int = 1
+) -> type[BaseModel]:
+    """A list of test cases: `count` per rule label (generation), or `count` in all
+    (baseline, no labels)."""
+    return _case_models(tuple(names), tuple(labels) if labels else None, count)[1]
 
 
 def case_inputs(case: BaseModel) -> dict[str, Any]:

@@ -1,0 +1,197 @@
+"""The library API: `promptgen.run(source, config) -> Context` runs the pipeline.
+
+The command line, the benchmarks and users' scripts all come through here:
+
+    import promptgen
+    from promptgen import Options
+
+    ctx = promptgen.run("my.prompty", Options(effort="min"))
+    print(len(ctx.tests), ctx.intent)
+
+`prepare` resolves the options once (flag > earlier run's flags > frontmatter > effort >
+default) into a frozen `RunConfig`, loads or resumes the context and loads the metrics;
+`run` then runs the stages and saves `context.json` after every unit of work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptgen.config import RunConfig, build_config, explicit, resolve_options, saved_flags
+from promptgen.context import Context, load_context, save_context
+from promptgen.errors import ContextError
+from promptgen.formats import load_prompt
+from promptgen.formats.tests_file import load_tests_file
+from promptgen.llm import LLM, GatewaySettings, load_settings
+from promptgen.model import PromptUnderTest
+from promptgen.options import Options, flat
+from promptgen.pipeline import Runner
+from promptgen.progress import PlainReporter, Reporter
+
+DEFAULT_OUT = Path("promptgen-out")
+CONTEXT_FILE = "context.json"
+
+Source = str | Path | PromptUnderTest | Context
+
+
+@dataclass
+class Prepared:
+    """A context ready to run: the resolved configuration, where it is saved, and notes
+    for the user (resuming, options that changed)."""
+
+    ctx: Context
+    cfg: RunConfig
+    out: Path
+    notes: list[str] = field(default_factory=list)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "prompt"
+
+
+def gateway_settings(options: Options) -> GatewaySettings:
+    """The gateway's settings: these options over the environment and config file."""
+    models = options.models
+    return load_settings(
+        {
+            "rules": models.rules_model,
+            "eval": models.eval_model,
+            "baseline": models.baseline_model,
+            "api_base": models.api_base,
+            "concurrency": models.concurrency,
+            "cache": options.run.cache,
+        }
+    )
+
+
+def prepare(
+    source: Source, config: Options | None = None, *, settings: GatewaySettings | None = None
+) -> Prepared:
+    """Load (or resume) the context of `source` and resolve its run configuration.
+
+    `source` is a prompt file, a saved `context.json`, a PromptUnderTest or a Context.
+    Raises BadInputError (exit code 2) on bad input, before any model is called."""
+    options = config or Options()
+    settings = settings or gateway_settings(options)
+    ctx, out, notes = _context(source, options)
+    given = explicit(options)
+    if options.run.tests_file is not None:
+        given["test_ids"] = add_tests(ctx, options.run.tests_file, notes)
+    saved = saved_flags(ctx.options, ctx.option_sources) if ctx.option_sources else {}
+    resolved, sources = resolve_options(given, ctx.prompt.run_options, saved)
+    if not resolved.models.models and settings.models_under_test:
+        resolved.models.models = list(settings.models_under_test)
+        sources["models"] = settings.sources.get("models under test", "config")
+    resolved.run = options.run  # this invocation's own settings
+    notes += _changed(ctx, resolved, given)
+    ctx.options, ctx.option_sources = resolved, sources
+    cfg = build_config(ctx.prompt, resolved, sources, settings)
+    return Prepared(ctx, cfg, out, notes)
+
+
+def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]]:
+    out, fresh = options.run.out, options.run.fresh
+    if isinstance(source, Context):
+        return source, out or DEFAULT_OUT / slug(source.prompt.name), []
+    if isinstance(source, PromptUnderTest):
+        return Context.new(source), out or DEFAULT_OUT / slug(source.name), []
+    path = Path(source)
+    if path.suffix == ".json":
+        if fresh:
+            raise ContextError(
+                "--fresh starts over from a prompt file, not from a saved context",
+                file=path,
+                hint="pass the prompt file instead",
+            )
+        return load_context(path), out or path.parent, [f"resuming the run saved in {path}"]
+    prompt = load_prompt(path)
+    folder = out or DEFAULT_OUT / slug(prompt.name)
+    ctx = Context.new(prompt)
+    existing = folder / CONTEXT_FILE
+    if not existing.is_file() or fresh:
+        return ctx, folder, []
+    saved = load_context(existing)
+    if saved.prompt_hash != ctx.prompt_hash:
+        raise ContextError(
+            "this folder holds a run of a different prompt (or the prompt changed)",
+            file=existing,
+            hint="pass --fresh to start over there, or --out to use another folder",
+        )
+    saved.prompt = ctx.prompt  # same content; frontmatter run options may be new
+    return saved, folder, [f"resuming the run in {folder}"]
+
+
+def _changed(ctx: Context, resolved: Options, given: dict[str, object]) -> list[str]:
+    if not ctx.option_sources:
+        return []
+    before, after = flat(ctx.options), flat(resolved)
+    changed = [f"{k}: {before[k]!r} -> {after[k]!r}" for k in given if before.get(k) != after[k]]
+    if not changed:
+        return []
+    return [
+        "new options override the saved ones: "
+        + "; ".join(changed)
+        + " (finished stages are kept; --fresh redoes everything)"
+    ]
+
+
+def add_tests(ctx: Context, path: Path, notes: list[str]) -> list[str]:
+    """Join the tests of a tests file, and the rules they target, into the context."""
+    tests, rules = load_tests_file(path)
+    have_rules = {r.id for r in ctx.all_rules}
+    for rule in rules:
+        if rule.id not in have_rules:
+            (ctx.inverse_rules if rule.inverse else ctx.rules).append(rule)
+    have = {t.id for t in ctx.tests}
+    ctx.tests += [t for t in tests if t.id not in have]
+    notes.append(f"evaluating the {len(tests)} test(s) of {path}; generating none")
+    return [t.id for t in tests]
+
+
+async def run_async(
+    source: Source | Prepared,
+    config: Options | None = None,
+    *,
+    reporter: Reporter | None = None,
+    llm: LLM | None = None,
+    save: bool = True,
+) -> Context:
+    """Run every stage with work left; returns the context (also saved after every unit
+    of work to OUT/context.json unless save=False). `llm` replaces the gateway built
+    from the configuration (its owner closes it)."""
+    prepared = source if isinstance(source, Prepared) else prepare(source, config)
+    ctx, cfg = prepared.ctx, prepared.cfg
+    gateway = llm or LLM(cfg.settings)
+    path = prepared.out / CONTEXT_FILE
+    try:
+        if cfg.evaluating:  # a missing key or unknown model fails now, not mid-run
+            for model in (*cfg.models, *cfg.judges):
+                gateway.backend_for(gateway.settings.resolve(model))
+        runner = Runner(
+            ctx,
+            cfg,
+            gateway,
+            reporter or PlainReporter(quiet=True),
+            (lambda c: save_context(c, path)) if save else (lambda c: None),
+        )
+        return await runner.run()
+    finally:
+        if reporter is not None:
+            reporter.close()
+        if llm is None:
+            await gateway.aclose()
+
+
+def run(
+    source: Source | Prepared,
+    config: Options | None = None,
+    *,
+    reporter: Reporter | None = None,
+    llm: LLM | None = None,
+    save: bool = True,
+) -> Context:
+    """The blocking twin of `run_async` (it starts its own event loop)."""
+    return asyncio.run(run_async(source, config, reporter=reporter, llm=llm, save=save))

@@ -1,0 +1,90 @@
+"""A deterministic check as a metric: no model call, a pass/fail verdict."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from promptgen.evaluation.parse import parse_check
+from promptgen.evaluation.protocol import Case, Verdict
+from promptgen.results import MetricInfo
+
+
+def check_name(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    ((name, args),) = spec.items()
+    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    return f"{name}={shown}"
+
+
+@dataclass
+class CheckMetric:
+    """`spec` as written; when its values use `{{name}}`, each test fills them in."""
+
+    info: MetricInfo
+    spec: Any
+    judged: bool = False
+    scores_groundtruth: bool = False
+    needs_groundtruth: bool = False
+
+    def __post_init__(self) -> None:
+        self._check = parse_check(self.spec)  # raises BadInputError on a bad check
+        self._templated = "{{" in json.dumps(self.spec)
+
+    @classmethod
+    def of(cls, spec: Any) -> CheckMetric:
+        name = check_name(spec)
+        return cls(MetricInfo(name=name, kind="check", description="deterministic check"), spec)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    async def evaluate(self, case: Case) -> Verdict:
+        check = self._check
+        if self._templated:  # values that name the test's inputs, e.g. {{expected}}
+            values = dict(case.arguments)
+            test = case.test
+            if test.origin == "sample" and test.expected_output is not None:
+                values.setdefault("expected", test.expected_output)
+            spec, missing = fill_placeholders(self.spec, values)
+            if missing:
+                reason = f"the check needs {{{{{missing[0]}}}}}, which this test does not give"
+                return Verdict(outcome="unknown", reason=reason)
+            check = parse_check(spec)
+        result = check.evaluate(case.output)
+        # The check's own measure (a count, a distance) is in its reason; the score is
+        # pass/fail.
+        return Verdict.of("ok" if result.passed else "err", result.reason)
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([\w.-]+)\s*\}\}")
+
+
+def fill_placeholders(spec: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
+    """`{{name}}` in a check's strings replaced by the test's values (plain text
+    replacement, as gh models does: no logic, nothing evaluated); returns the names
+    no value was found for."""
+    missing: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            missing.append(name)
+            return match.group(0)
+        value = values[name]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _PLACEHOLDER.sub(replace, node)
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        return node
+
+    return walk(spec), missing

@@ -1,0 +1,168 @@
+"""LLM judges: the built-in compliance and score judges, and template judges
+(`*.metric.prompty` files, `--custom-metric` text). One call scores one output."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from promptgen.errors import RenderError
+from promptgen.evaluation.protocol import Case, Verdict
+from promptgen.llm import Completion
+from promptgen.model import PromptUnderTest
+from promptgen.prompting import stage_messages
+from promptgen.render import render_messages
+from promptgen.results import MetricInfo, Outcome
+
+
+class RuleCheck(BaseModel):
+    rule: str = Field(max_length=300, description="The rule, copied.")
+    broken: bool = Field(description="True when the answer breaks this rule.")
+
+
+class ComplianceVerdict(BaseModel):
+    # One check per rule first, then the verdict: the judge walks the rules before it
+    # concludes (asked for a verdict at once, a 1.5B judge said "err" to every answer).
+    checks: list[RuleCheck] = Field(max_length=60)
+    reason: str = Field(max_length=600, description="Which rule is broken, or why none is.")
+    verdict: Literal["ok", "err"]
+
+
+class ScoreVerdict(BaseModel):
+    explanation: str = Field(max_length=600)
+    score: int = Field(ge=0, le=100)
+
+
+class GroundtruthScore(ScoreVerdict):
+    """A score of a groundtruth answer (its own schema name, so a server or a log can
+    tell it from an accuracy score)."""
+
+
+# The values the built-in templates use; a test's own inputs stay out (an input may be
+# called `name`, like stage_messages' first parameter).
+_BUILTIN_VALUES = ("prompt", "rules", "input", "output", "groundtruth", "intent")
+
+
+def _builtin_values(case: Case) -> dict[str, Any]:
+    return {n: case.values.get(n, "") for n in _BUILTIN_VALUES}
+
+
+async def _ask(
+    case: Case, messages: Any, output: type[BaseModel] | None, **params: Any
+) -> Completion:
+    assert case.llm is not None and case.judge is not None, "a judge needs an eval model"
+    return await case.llm.complete(
+        messages, model=case.judge, output=output, stage=case.stage, **params
+    )
+
+
+@dataclass
+class ComplianceJudge:
+    """Reads the prompt, its rules, the input and the output; answers ok or err."""
+
+    info: MetricInfo
+    judged: bool = True
+    scores_groundtruth: bool = False
+    needs_groundtruth: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    async def evaluate(self, case: Case) -> Verdict:
+        messages = stage_messages("compliance", **_builtin_values(case))
+        result = await _ask(case, messages, ComplianceVerdict, temperature=0)
+        if not result.ok:
+            return Verdict(error=result.error)
+        parsed: ComplianceVerdict = result.parsed
+        broken = [c.rule for c in parsed.checks if c.broken]
+        # A rule the judge itself marked broken makes the verdict err, whatever it concluded.
+        outcome: Outcome = "err" if broken or parsed.verdict == "err" else "ok"
+        reason = parsed.reason
+        if broken and parsed.verdict == "ok":
+            reason = f"broken: {'; '.join(broken)[:400]} ({reason})"
+        return Verdict.of(outcome, reason)
+
+
+@dataclass
+class ScoreJudge:
+    """A built-in 0-100 judge: `accuracy` (output against the groundtruth) or
+    `groundtruth` (how good a groundtruth answer is)."""
+
+    info: MetricInfo
+    judged: bool = True
+    scores_groundtruth: bool = False
+    needs_groundtruth: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    async def evaluate(self, case: Case) -> Verdict:
+        answer = GroundtruthScore if self.scores_groundtruth else ScoreVerdict
+        messages = stage_messages(self.info.kind, **_builtin_values(case))
+        return _scored(await _ask(case, messages, answer, temperature=0))
+
+
+@dataclass
+class TemplateJudge:
+    """A judge written as a prompt template: ok/err from its last OK/ERR word, or a
+    structured 0-100 score when tagged `scorer`."""
+
+    info: MetricInfo
+    template: PromptUnderTest
+    judged: bool = True
+    scores_groundtruth: bool = False
+    needs_groundtruth: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    async def evaluate(self, case: Case) -> Verdict:
+        try:
+            messages = render_messages(self.template, dict(case.values))
+        except RenderError as err:
+            return Verdict(error=f"metric {self.name}: {err.one_line()}")
+        params = self.template.model.parameters
+        call = {"temperature": params.get("temperature"), "max_tokens": params.get("max_tokens")}
+        if self.info.scorer:
+            return _scored(await _ask(case, messages, ScoreVerdict, **call))
+        result = await _ask(case, messages, None, **call)
+        if not result.ok or result.text is None:
+            return Verdict(error=result.error or "empty answer")
+        return Verdict.of(*verdict_from_text(result.text))
+
+
+def _scored(result: Completion) -> Verdict:
+    if not result.ok:
+        return Verdict(error=result.error)
+    parsed: ScoreVerdict = result.parsed
+    return Verdict.scored(float(parsed.score), parsed.explanation)
+
+
+_WORD = re.compile(r"\b(OK|ERR|PASS|FAIL)\b", re.IGNORECASE)
+_MEANING: dict[str, Outcome] = {"ok": "ok", "pass": "ok", "err": "err", "fail": "err"}
+
+
+def verdict_from_text(text: str) -> tuple[Outcome, str]:
+    """ok/err from a free-text judge: a JSON verdict, else the last OK/ERR-like word."""
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        for key in ("verdict", "result", "answer", "outcome"):
+            value = str(data.get(key, "")).strip().lower()
+            if value in _MEANING:
+                reason = data.get("reason") or data.get("explanation") or stripped
+                return _MEANING[value], str(reason)[:600]
+    words = _WORD.findall(stripped)
+    if not words:
+        return "unknown", stripped[:600]
+    return _MEANING[words[-1].lower()], stripped[:600]

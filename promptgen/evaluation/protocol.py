@@ -1,0 +1,73 @@
+"""The one contract every metric keeps: `await metric.evaluate(case) -> Verdict`.
+
+Deterministic checks, the compliance judge, score judges, `*.metric.prompty` judges and
+groundtruth judges all implement it; the stages only ever call `evaluate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from promptgen.results import MetricInfo, Outcome, Test
+
+if TYPE_CHECKING:
+    from promptgen.llm import LLM
+
+# A scored metric passes at 50 or more (as in OpenAI Evals' score_model exports).
+PASS_SCORE = 50
+
+
+@dataclass(frozen=True)
+class Case:
+    """One output to evaluate, and everything a metric may read about it.
+
+    values: what a judge template can use (prompt, intent, rules, input, output,
+    groundtruth, and the prompt's own inputs); arguments: the test's call arguments
+    (checks fill `{{name}}` from them); judge: the eval model (None for a check).
+    """
+
+    test: Test
+    output: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    judge: str | None = None
+    llm: LLM | None = None
+    stage: str = "metrics"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float | None = None
+    outcome: Outcome = "unknown"
+    reason: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, outcome: Outcome, reason: str | None = None) -> Verdict:
+        """An ok/err verdict (ok counts 100, err 0)."""
+        return cls(score={"ok": 100.0, "err": 0.0}.get(outcome), outcome=outcome, reason=reason)
+
+    @classmethod
+    def scored(cls, score: float, reason: str | None = None) -> Verdict:
+        return cls(score=score, outcome="ok" if score >= PASS_SCORE else "err", reason=reason)
+
+
+class Metric(Protocol):
+    """A way to score one output.
+
+    judged: asks an eval model (one verdict per judge); a check asks none.
+    scores_groundtruth: scores groundtruth answers, not the models' outputs.
+    needs_groundtruth: only for tests with an accepted groundtruth (accuracy).
+    """
+
+    info: MetricInfo
+    judged: bool
+    scores_groundtruth: bool
+    needs_groundtruth: bool
+
+    @property
+    def name(self) -> str: ...
+
+    async def evaluate(self, case: Case) -> Verdict: ...

@@ -1,0 +1,69 @@
+"""What the main command prints: the run summary, `--print-options`, `--dry-run`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from promptgen.config import RunConfig
+from promptgen.context import Context
+from promptgen.options import Options, flat
+from promptgen.pipeline import critical_path, plan, unfinished
+from promptgen.progress import usage_text
+from promptgen.report.overview import overall_compliance
+
+
+def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
+    calls = plan(ctx, cfg)
+    lines = ["stage            calls"]
+    lines += [f"{name:<16} {count:>5}" for name, count in calls.items()]
+    lines.append(f"{'total':<16} {sum(calls.values()):>5}")
+    lines.append(
+        f"(at least; a repair turn or a retry adds calls; critical path "
+        f"{critical_path(cfg)} rounds)"
+    )
+    return "\n".join(lines)
+
+
+def options_table(options: Options, sources: dict[str, str]) -> str:
+    rows = [f"{'option':<32} {'value':<14} from"]
+    for name, value in flat(options, persisted_only=True).items():
+        shown = value
+        if value is None:
+            shown = "all" if name.startswith("max_") else "-"
+        rows.append(f"{name:<32} {shown!s:<14} {sources.get(name, '')}")
+    return "\n".join(rows)
+
+
+def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
+    tests = ctx.tests
+    by_origin = Counter(t.origin for t in tests)
+    by_scenario = Counter(t.scenario or "(none)" for t in tests)
+    lines = [
+        f"prompt       {ctx.prompt.name}",
+        f"intent       {ctx.intent or '(missing)'}",
+        f"rules        {len(ctx.rules)} ({sum(r.grounded is False for r in ctx.rules)} ungrounded)",
+        f"inverse      {len(ctx.inverse_rules)}",
+        f"tests        {len(tests)}: "
+        + ", ".join(f"{n} {o}" for o, n in sorted(by_origin.items())),
+        "by scenario  " + ", ".join(f"{s}: {n}" for s, n in sorted(by_scenario.items())),
+        f"invalid      {sum(t.valid is False for t in tests)}",
+        f"model use    {usage_text(ctx.usage.total)}",
+        f"wall time    {wall:.1f} s",
+        f"output       {folder}",
+    ]
+    if ctx.test_runs:
+        lines.insert(-2, evaluation_line(ctx))
+    left = unfinished(ctx, cfg)
+    if left:
+        lines.append(f"unfinished   {', '.join(left)} (re-run the same command to finish them)")
+    return "\n".join(lines)
+
+
+def evaluation_line(ctx: Context) -> str:
+    runs = ctx.test_runs
+    failed = sum(r.error is not None for r in runs)
+    rate = overall_compliance(ctx)
+    shown = "-" if rate is None else f"{rate:.1f}%"
+    models = ", ".join(ctx.models_run)
+    return f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failed} failed"

@@ -1,0 +1,119 @@
+"""What a stage is: a module that declares its work.
+
+A stage module (`promptgen/stages/NAME.py`; the stage's name is the module's name) has:
+
+    requires: tuple[str, ...]   stages that must be finished before it runs
+    after: tuple[str, ...]      stages that must have had their turn, finished or not
+    phase: "generation" | "evaluation"
+    enabled(cfg) -> bool
+    todo(ctx, cfg) -> list[WorkItem]      units of work still to do, each with a stable key
+    estimate(ctx, cfg, projection) -> int calls, while its inputs do not exist yet (dry run)
+    async run(item, scope) -> None        does one unit
+
+From these alone the pipeline derives the order, completion (nothing left to do),
+`--dry-run`'s plan, resume, the progress totals and the gate's "unfinished" test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from promptgen.config import RunConfig
+from promptgen.context import Context
+
+if TYPE_CHECKING:
+    from promptgen.llm import LLM
+
+Phase = Literal["generation", "evaluation"]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One unit of a stage's work: a key that is stable across runs, what it works on,
+    and how many model calls it costs (0 for work without a call)."""
+
+    key: str
+    data: Any = None
+    calls: int = 1
+
+
+@dataclass
+class Projection:
+    """What earlier stages are expected to produce, for plans made before they ran."""
+
+    complete: set[str] = field(default_factory=set)  # stages with nothing left to do
+    rules: int = 0
+    generated: int = 0
+    tests: int = 0
+    eval_tests: int = 0
+    cells: int = 0
+
+
+class Stage(Protocol):
+    requires: tuple[str, ...]
+    after: tuple[str, ...]
+    phase: Phase
+
+    def enabled(self, cfg: RunConfig) -> bool: ...
+
+    def todo(self, ctx: Context, cfg: RunConfig) -> list[WorkItem]: ...
+
+    def estimate(self, ctx: Context, cfg: RunConfig, projection: Projection) -> int: ...
+
+    async def run(self, item: WorkItem, scope: Scope) -> None: ...
+
+
+def stage_name(stage: ModuleType | Stage) -> str:
+    return str(getattr(stage, "__name__", "")).rsplit(".", 1)[-1]
+
+
+@dataclass
+class Scope:
+    """What one unit of a stage may touch besides the context: the gateway, and the
+    stage's record through `checkpoint`, `count`, `fail` and `done`. A failure is kept
+    under its unit's key, so N failed units show as N failures."""
+
+    ctx: Context
+    cfg: RunConfig
+    llm: LLM
+    stage: str
+    key: str = ""
+    save: Callable[[], None] = field(default=lambda: None)
+    failed: bool = False
+
+    def for_unit(self, key: str) -> Scope:
+        return Scope(self.ctx, self.cfg, self.llm, self.stage, key, self.save)
+
+    def checkpoint(self) -> None:
+        """Save soon (the pipeline throttles saves); call after each change of state."""
+        self.save()
+
+    def count(self, name: str, n: int = 1) -> None:
+        counts = self.ctx.stage(self.stage).counts
+        counts[name] = counts.get(name, 0) + n
+
+    def set_count(self, name: str, value: int) -> None:
+        self.ctx.stage(self.stage).counts[name] = value
+
+    def fail(self, error: str | None, key: str | None = None) -> None:
+        """Record that this unit (or the unit `key`) failed; a re-run does it again."""
+        self.failed = True
+        self.ctx.stage(self.stage).failures[key or self.key] = error or "failed"
+
+    def done(self, key: str | None = None) -> None:
+        """Mark a unit finished, for stages whose todo cannot be read off the data."""
+        record = self.ctx.stage(self.stage)
+        key = key or self.key
+        if key not in record.done:
+            record.done.append(key)
+
+    async def complete(self, messages: Any, **kwargs: Any) -> Any:
+        """A gateway call booked under this stage."""
+        kwargs.setdefault("stage", self.stage)
+        return await self.llm.complete(messages, **kwargs)
+
+
+RunUnit = Callable[[WorkItem, Scope], Awaitable[None]]

@@ -1,0 +1,44 @@
+"""Input specification: the constraints a valid input of the prompt meets."""
+
+from __future__ import annotations
+
+from promptgen.config import RunConfig
+from promptgen.context import Context
+from promptgen.prompting import inputs_text, instruction, samples_text
+from promptgen.prompting.analysis import InputSpecAnswer, analysis_messages
+from promptgen.stage import Projection, Scope, WorkItem
+
+requires: tuple[str, ...] = ()
+after: tuple[str, ...] = ()
+phase = "generation"
+
+
+def enabled(cfg: RunConfig) -> bool:
+    return True
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+    return [] if ctx.input_spec is not None else [WorkItem("input_spec")]
+
+
+def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    return len(todo(ctx, cfg))
+
+
+async def run(item: WorkItem, scope: Scope) -> None:
+    ctx = scope.ctx
+    messages = analysis_messages(
+        ctx.prompt,
+        "input_spec",
+        inputs=inputs_text(ctx.prompt),
+        samples=samples_text(ctx.prompt),
+        instructions=instruction(ctx.prompt, scope.cfg.gen.instructions, "input_spec"),
+    )
+    result = await scope.complete(
+        messages, model="rules", output=InputSpecAnswer, temperature=scope.cfg.gen.temperature
+    )
+    if not result.ok:
+        scope.fail(result.error)
+        return
+    constraints = [c.strip() for c in result.parsed.constraints if c.strip()]
+    ctx.input_spec = "\n".join(f"- {c}" for c in constraints)
