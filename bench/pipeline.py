@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -35,96 +36,91 @@ sys.path.insert(0, str(REPO))
 
 import openai  # noqa: F401  (imported before timing: it is process start-up, not pipeline work)
 
+import promptgen
 from bench.gateway import fake_server
-from promptgen.context import Context, save_context
+from promptgen import Context, Evaluation, Models, Options, Run, RunConfig, save_context
 from promptgen.llm import LLM, load_settings
-from promptgen.options import Options
-from promptgen.pipeline import Runner
-from promptgen.plan import critical_path, planned_calls
-from promptgen.progress import PlainReporter
-from promptgen.run import Prepared, prepare, runtime_options
-from promptgen.stages.select import eval_tests
+from promptgen.pipeline import critical_path, plan
+from promptgen.selection import eval_tests
 
 PROMPT = REPO / "bench" / "fixtures" / "two-scenarios.prompty"
 EFFORTS = ("min", "low", "medium", "high")
 LOCAL_SAMPLE = REPO / "samples" / "classify-sentiment.prompty"
 # The evaluation phase of the issue: 2 models under test, 2 eval models, runsPerTest 2.
-EVALUATION = {
-    "models": ["mut-a", "mut-b"],
-    "evals": True,
-    "eval_models": ["judge-a", "judge-b"],
-    "runs_per_test": 2,
-}
-GROUNDTRUTH = {"groundtruth": True, "groundtruth_model": "gt-model"}
+EVALUATION = {"models": ["mut-a", "mut-b"], "eval_models": ["judge-a", "judge-b"]}
+GROUNDTRUTH = {"groundtruth_model": "gt-model"}
 EVAL_STAGES = ("groundtruth", "runs", "metrics")
 
 
-def run_once(  # type: ignore[no-untyped-def]
+def _prepare(source: Path | str, options: Options, tmp: Path) -> promptgen.Prepared:
+    """`promptgen.prepare` with the gateway settings of these options alone (no
+    environment, no config file), so the bench measures the same thing everywhere."""
+    m = options.models
+    cli = {"api_base": m.api_base, "concurrency": m.concurrency, "cache": False}
+    cli.update({a: v for a, v in (("rules", m.rules_model), ("eval", m.eval_model),
+                                  ("baseline", m.baseline_model)) if v})  # fmt: skip
+    return promptgen.prepare(source, options, settings=load_settings(cli, env={}, cwd=tmp))
+
+
+async def _timed(prepared: promptgen.Prepared, global_limit: int) -> tuple[Context, float, int]:
+    """The stages through the library API, without saving; wall time of the stages."""
+    llm = LLM(prepared.cfg.settings, global_limit=global_limit)
+    started = time.perf_counter()
+    ctx = await promptgen.run_async(prepared, llm=llm, save=False)
+    wall = time.perf_counter() - started
+    await llm.aclose()
+    return ctx, wall, llm.usage.totals.total.calls
+
+
+def run_once(
     url: str | None, effort: str, concurrency: int, model: str | None = None, prompt: Path = PROMPT
-):
+) -> tuple[Context, float, RunConfig]:
+    models = Models(api_base=url, concurrency=concurrency)
+    if model:
+        models = Models(rules_model=model, eval_model=model, baseline_model=model)
+    options = Options(effort=effort, models=models, run=Run(fresh=True, cache=False))
     with tempfile.TemporaryDirectory() as tmp:
-        prepared = prepare(prompt, Path(tmp) / "out", {"effort": effort}, fresh=True)
-        cli = {"api_base": url, "concurrency": concurrency, "cache": False}
-        if model:
-            cli.update({a: model for a in ("rules", "eval", "baseline")})
-        settings = load_settings(cli, env={}, cwd=Path(tmp))
-
-        async def go():  # type: ignore[no-untyped-def]
-            llm = LLM(settings, global_limit=max(32, concurrency))
-            runner = Runner(
-                prepared.ctx, llm, prepared.options, PlainReporter(quiet=True), lambda c: None
-            )
-            started = time.perf_counter()
-            ctx = await runner.run()
-            wall = time.perf_counter() - started
-            await llm.aclose()
-            return ctx, wall
-
-        ctx, wall = asyncio.run(go())
-        return ctx, wall, prepared.options
+        options.run.out = Path(tmp) / "out"
+        prepared = _prepare(prompt, options, Path(tmp))
+        ctx, wall, _ = asyncio.run(_timed(prepared, max(32, concurrency)))
+        return ctx, wall, prepared.cfg
 
 
 def evaluate_once(
-    url: str, context: Path, cli: dict[str, Any], concurrency: int | None
-) -> tuple[Context, float, Options, int]:
+    url: str, context: Path, given: dict[str, Any], concurrency: int | None
+) -> tuple[Context, float, RunConfig, int]:
     """Evaluate a saved context as `promptgen context.json --models ...` does (without the
-    report files); returns the context, the wall time of the stages, the options and the
-    calls made. `concurrency` None: the widest round's fan-out (see `fan_out`)."""
+    report files); returns the context, the wall time of the stages, the configuration
+    and the calls made. `concurrency` None: the widest round's fan-out (see `fan_out`)."""
+    models = {k: v for k, v in given.items() if k in Models.model_fields}
+    evaluation = {k: v for k, v in given.items() if k in Evaluation.model_fields}
     with tempfile.TemporaryDirectory() as tmp:
-        prepared = prepare(context, Path(tmp) / "out", cli, fresh=False)
-        settings = load_settings(
-            {"api_base": url, "concurrency": 1, "cache": False}, env={}, cwd=Path(tmp)
+        options = Options(
+            models=Models(api_base=url, concurrency=1, **models),
+            evaluation=Evaluation(runs_per_test=2, **evaluation),
+            run=Run(out=Path(tmp) / "out", cache=False),
         )
-        options = runtime_options(prepared.options, LLM(settings))
-        width = fan_out(prepared, options)
-        settings.concurrency = concurrency or width
-
-        async def go() -> tuple[Context, float, int]:
-            llm = LLM(settings, global_limit=max(32, settings.concurrency or 1))
-            runner = Runner(prepared.ctx, llm, options, PlainReporter(quiet=True), lambda c: None)
-            started = time.perf_counter()
-            ctx = await runner.run()
-            wall = time.perf_counter() - started
-            await llm.aclose()
-            return ctx, wall, llm.usage.totals.total.calls
-
-        ctx, wall, calls = asyncio.run(go())
+        prepared = _prepare(context, options, Path(tmp))
+        width = concurrency or fan_out(prepared.ctx, prepared.cfg)
+        assert prepared.cfg.settings is not None
+        prepared.cfg.settings.concurrency = width
+        ctx, wall, calls = asyncio.run(_timed(prepared, max(32, width)))
         unfinished = [n for n in EVAL_STAGES if n in ctx.stages and ctx.stage(n).status != "done"]
         assert not unfinished, f"evaluation stages did not finish: {unfinished}"
-        return ctx, wall, options, calls
+        return ctx, wall, prepared.cfg, calls
 
 
-def fan_out(prepared: Prepared, options: Options) -> int:
+def fan_out(ctx: Context, cfg: RunConfig) -> int:
     """Calls of the widest round: the runs beside the groundtruth answers, or the metrics.
     The bench sets the gateway's concurrency (per model and overall) to it, so no call
     waits for a slot: the default of 8 per model would make the bench measure the limit."""
-    plan = planned_calls(prepared.ctx, options)
-    return max(plan.get("runs", 0) + plan.get("groundtruth", 0), plan.get("metrics", 0))
+    calls = plan(ctx, cfg)
+    return max(calls.get("runs", 0) + calls.get("groundtruth", 0), calls.get("metrics", 0))
 
 
-def evaluation_rounds(options: Options) -> int:
-    """The evaluation's share of the critical path (plan.critical_path)."""
-    return critical_path(options) - critical_path(options.model_copy(update={"models": []}))
+def evaluation_rounds(cfg: RunConfig) -> int:
+    """The evaluation's share of the critical path (pipeline.critical_path)."""
+    return critical_path(cfg) - critical_path(dataclasses.replace(cfg, models=()))
 
 
 def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -> None:
@@ -134,12 +130,12 @@ def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -
     with fake_server(latency, pipeline=True) as url:
         run_once(url, "min", concurrency=256)  # warm up: imports, first connections
         for effort in EFFORTS:
-            ctx, wall, options = run_once(url, effort, concurrency=256)
+            ctx, wall, cfg = run_once(url, effort, concurrency=256)
             unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
             assert not unfinished, f"stages did not finish: {unfinished}"
             save_context(ctx, contexts / effort / "context.json")  # evaluated below
             calls = ctx.usage.total.calls
-            depth = critical_path(options)
+            depth = critical_path(cfg)
             ratio = wall / (depth * latency)
             serial_text = speed = "-"
             if serial:
@@ -174,7 +170,9 @@ def evaluation(
         "effort     tests  calls  rounds  wall (s)  wall/(rounds*latency)  serial (s)  speed-up"
         "  overhead/call  stages (s)"
     )
-    base = {**EVALUATION, "max_tests_to_run": max_tests}
+    base: dict[str, Any] = {**EVALUATION}
+    if max_tests is not None:
+        base["max_tests_to_run"] = max_tests
     with fake_server(latency, pipeline=True) as url:  # warm up the evaluation code paths
         evaluate_once(url, contexts / "min" / "context.json", {**base, **GROUNDTRUTH}, None)
     skipped = []
@@ -184,11 +182,11 @@ def evaluation(
             # A fresh server per evaluation: the fake responder's bookkeeping grows with
             # every call it has answered (PipelineResponder.seen).
             with fake_server(latency, pipeline=True) as url:
-                ctx, wall, options, calls = evaluate_once(url, context, cli, None)
-            rounds = evaluation_rounds(options)
+                ctx, wall, cfg, calls = evaluate_once(url, context, cli, None)
+            rounds = evaluation_rounds(cfg)
             ratio = wall / (rounds * latency)
             overhead = (wall - rounds * latency) / calls * 1000
-            tests = len(eval_tests(ctx, options))
+            tests = len(eval_tests(ctx, cfg))
             stages = " ".join(
                 f"{n}={ctx.stage(n).duration_s or 0:.2f}" for n in EVAL_STAGES if n in ctx.stages
             )

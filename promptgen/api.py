@@ -127,8 +127,12 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
 def _changed(ctx: Context, resolved: Options, given: dict[str, object]) -> list[str]:
     if not ctx.option_sources:
         return []
-    before, after = flat(ctx.options), flat(resolved)
-    changed = [f"{k}: {before[k]!r} -> {after[k]!r}" for k in given if before.get(k) != after[k]]
+    before, after = flat(ctx.options, True), flat(resolved, True)
+    changed = [
+        f"{k}: {before[k]!r} -> {after[k]!r}"
+        for k in given
+        if before.get(k, after.get(k)) != after.get(k)
+    ]
     if not changed:
         return []
     return [

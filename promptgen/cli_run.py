@@ -154,7 +154,7 @@ def run(file: Path, **flags: Any) -> None:
         return
     started = time.perf_counter()
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
-    write_all(ctx, prepared.out, prepared.cfg)
+    write_all(ctx, prepared.out)
     typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
     if ctx.test_runs:  # a result, like the summary: printed even with --quiet
         print_overview(overview(ctx))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.report.html import report_html
 from promptgen.report.markdown import report_markdown
@@ -34,10 +33,12 @@ def write_reports(ctx: Context, folder: Path) -> list[Path]:
     return written
 
 
-def write_all(ctx: Context, folder: Path, cfg: RunConfig) -> None:
+def write_all(ctx: Context, folder: str | Path) -> None:
     """Everything the main command writes beside context.json: the readable files, the
     reports, and the review files when the tests were reviewed."""
+    folder = Path(folder)
     write_outputs(ctx, folder)
     write_reports(ctx, folder)
-    if cfg.reviewing:
-        write_review_files(ctx, folder, cfg.gen.filter_tests)
+    gen = ctx.options.generation
+    if gen.rate_tests or gen.filter_tests is not None:
+        write_review_files(ctx, folder, gen.filter_tests)

@@ -1,0 +1,54 @@
+"""The parts of the docs that are generated from the code (the option tables).
+
+    python -m promptgen.docsgen docs/options.md     # write them anew
+
+A test fails when a generated section is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from promptgen.options import effort_table, options_table
+
+GENERATED: dict[str, Callable[[], str]] = {
+    "effort-table": effort_table,
+    "options-table": options_table,
+}
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- generated: {name} -->\n", f"<!-- end: {name} -->"
+
+
+def generated_sections(text: str) -> dict[str, str]:
+    """The text between `<!-- generated: NAME -->` and `<!-- end: NAME -->` lines."""
+    found = {}
+    for name in GENERATED:
+        start, end = _markers(name)
+        if start in text and end in text:
+            found[name] = text.split(start, 1)[1].split(end, 1)[0]
+    return found
+
+
+def refresh(text: str) -> str:
+    """`text` with every generated section written anew."""
+    for name, make in GENERATED.items():
+        start, end = _markers(name)
+        if start in text and end in text:
+            before, rest = text.split(start, 1)
+            after = rest.split(end, 1)[1]
+            text = before + start + make() + "\n" + end + after
+    return text
+
+
+def main(paths: list[str]) -> None:
+    for name in paths:
+        doc = Path(name)
+        doc.write_text(refresh(doc.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

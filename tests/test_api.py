@@ -1,0 +1,55 @@
+"""The library API: the example in docs/api.md runs, and `run` is what the CLI runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from promptgen import Options, load_context, prepare, run
+from promptgen.options import Models, Run
+from tests.conftest import REPO
+from tests.fakellm import FakeLLM
+from tests.pipeline_fake import PipelineResponder
+
+DOC = REPO / "docs" / "api.md"
+
+
+def test_the_documented_example_runs(tmp_path: Path) -> None:
+    (code, *_) = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    code = code.replace('"local/qwen2.5-coder-0.5b"', '"m1"')
+    (tmp_path / "samples").symlink_to(REPO / "samples")
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    with FakeLLM(responder=PipelineResponder()) as fake:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
+        env |= {"PROMPTGEN_API_BASE": fake.url, "PROMPTGEN_CACHE_DIR": str(tmp_path / "c")}
+        env["PYTHONPATH"] = str(REPO)
+        result = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=300,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Transforms the given input" in result.stdout  # the intent
+    assert result.stdout.count("m1 ok ") >= 1
+    out = tmp_path / "promptgen-out" / "sentiment"
+    for name in ("context.json", "tests.json", "overview.csv", "report.md", "report.html"):
+        assert (out / name).is_file(), name
+    ctx = load_context(out / "context.json")
+    assert ctx.options.effort == "min" and ctx.options.models.models == ["m1"]
+    assert all(r.metrics["compliance"].outcome == "ok" for r in ctx.test_runs)
+
+
+def test_prepare_calls_nothing_and_run_takes_its_result(tmp_path: Path) -> None:
+    with FakeLLM(responder=PipelineResponder()) as fake:
+        options = Options(
+            effort="min", models=Models(api_base=fake.url), run=Run(out=tmp_path / "o")
+        )
+        prepared = prepare(REPO / "samples" / "classify-sentiment.prompty", options)
+        assert fake.requests == []
+        assert prepared.cfg.gen.tests_per_rule == 1
+        assert prepared.cfg.sources["tests_per_rule"] == "effort min"
+        ctx = run(prepared, save=False)
+        assert ctx.tests and not (tmp_path / "o" / "context.json").exists()
