@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+import promptgen
 from promptgen.llm import LLM, ModelConfigError, RetryPolicy, bounded_gather, load_settings
 from tests.conftest import OPEN_GATEWAYS, run
 from tests.fakellm import FakeLLM, Reply, json_reply
@@ -233,6 +234,29 @@ def test_unknown_local_model(tmp_path: Path) -> None:
     llm = LLM(load_settings({"rules": "local/nope"}, env={}, cwd=tmp_path))
     with pytest.raises(ModelConfigError, match="unknown local model"):
         run(llm.complete(HI))
+
+
+def test_backends_declare_their_policy(tmp_path: Path) -> None:
+    from promptgen.llm.local import LocalBackend
+    from promptgen.llm.openai_compat import OpenAICompatBackend
+    from promptgen.llm.remote import RemoteBackend
+
+    local = LocalBackend.policy
+    assert (local.concurrency, local.cancellable, local.structured_mode) == (1, False, "grammar")
+    for kind in (OpenAICompatBackend, RemoteBackend):
+        assert kind.policy.cancellable and kind.policy.structured_mode == "negotiate"
+        assert kind.policy.concurrency is None  # --concurrency, else the default
+    llm = LLM(load_settings({"concurrency": 3, "cache": False}, env={}, cwd=tmp_path))
+    assert (llm.concurrency_for(LocalBackend()), llm.concurrency_for(RemoteBackend())) == (1, 3)
+    # Only the backend that owns the prefix tests it.
+    package = Path(promptgen.__file__).parent
+    offenders = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if not (path.parent == package / "llm" and path.name.startswith("local"))
+        and 'startswith("local/")' in path.read_text(encoding="utf-8").replace("'", '"')
+    ]
+    assert offenders == []
 
 
 def test_settings_precedence(tmp_path: Path) -> None:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel
 
 from promptgen.llm import structured
+from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
 from promptgen.llm.cache import ResponseCache, cache_key
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
@@ -30,14 +32,18 @@ from promptgen.results import Usage
 _MODES = ("json_schema", "json_object", "prompt")
 
 
-class Backend(Protocol):
-    default_concurrency: int
+def _backend_types() -> Iterator[type[Backend]]:
+    """The backends in the order they are asked for a model. Each module is imported
+    when its turn comes; none imports llama_cpp, litellm or openai before a call."""
+    from promptgen.llm.local import LocalBackend
 
-    def check_credentials(self, model: str) -> None: ...
+    yield LocalBackend
+    from promptgen.llm.openai_compat import OpenAICompatBackend
 
-    def supports_json_schema(self, model: str) -> bool: ...
+    yield OpenAICompatBackend
+    from promptgen.llm.remote import RemoteBackend
 
-    async def chat(self, request: ChatRequest, mode: str) -> RawReply: ...
+    yield RemoteBackend
 
 
 @dataclass
@@ -64,14 +70,14 @@ class LLM:
     ) -> None:
         self.settings = settings or load_settings()
         self.retry = retry or RetryPolicy()
-        per_model = self.settings.concurrency or 8
+        per_model = self.settings.concurrency or DEFAULT_CONCURRENCY
         self.limits = Limits(global_limit or max(32, 4 * per_model))
         self.usage = UsageTracker()
         self.cache: ResponseCache | None = None
         if self.settings.cache:
             folder = self.settings.cache_dir or cache_root() / "responses"
             self.cache = ResponseCache(Path(folder))
-        self._backends: dict[str, Backend] = {}
+        self._backends: dict[type[Backend], Backend] = {}
         self._checked: set[str] = set()
         self._modes: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -82,41 +88,27 @@ class LLM:
         if loop is not self._loop:
             self._loop = loop
             self.limits = Limits(self.limits.global_limit)
-            self._backends.pop("openai-compatible", None)
+            for kind in [k for k in self._backends if k.policy.per_loop]:
+                del self._backends[kind]
 
     # -- model routing ---------------------------------------------------------------
 
     def backend_for(self, model_id: str) -> tuple[Backend, str]:
-        if model_id.startswith("local/"):
-            kind, name = "local", model_id.removeprefix("local/")
-        elif self.settings.api_base:
-            kind, name = "openai-compatible", model_id
-        else:
-            kind, name = "remote", model_id
+        """The backend that owns `model_id` and the model's name there (checked once)."""
+        api_base = self.settings.api_base
+        kind = next(k for k in _backend_types() if k.owns(model_id, api_base))
+        name = kind.model_name(model_id)
         backend = self._backends.get(kind)
         if backend is None:
-            if kind == "local":
-                from promptgen.llm.local import LocalBackend
-
-                backend = LocalBackend()
-            elif kind == "openai-compatible":
-                from promptgen.llm.openai_compat import OpenAICompatBackend
-
-                backend = OpenAICompatBackend(str(self.settings.api_base))
-            else:
-                from promptgen.llm.remote import RemoteBackend
-
-                backend = RemoteBackend()
-            self._backends[kind] = backend
+            backend = self._backends[kind] = kind.create(api_base)
         if model_id not in self._checked:
             backend.check_credentials(name)
             self._checked.add(model_id)
         return backend, name
 
-    def concurrency_for(self, model_id: str, backend: Backend) -> int:
-        if model_id.startswith("local/"):
-            return 1  # one llama.cpp instance, calls serialized
-        return self.settings.concurrency or backend.default_concurrency
+    def concurrency_for(self, backend: Backend) -> int:
+        fixed = backend.policy.concurrency
+        return fixed if fixed is not None else self.settings.concurrency or DEFAULT_CONCURRENCY
 
     # -- the call --------------------------------------------------------------------
 
@@ -140,7 +132,7 @@ class LLM:
         schema = spec.schema if spec else None
         key = cache_key(
             model=model_id,
-            api_base=None if model_id.startswith("local/") else self.settings.api_base,
+            api_base=self.settings.api_base if backend.policy.uses_api_base else None,
             messages=messages,
             schema=schema,
             temperature=temperature,
@@ -251,7 +243,7 @@ class LLM:
     def _mode(self, backend: Backend, model_id: str, request: ChatRequest) -> str:
         if request.json_schema is None:
             return "text"
-        if model_id.startswith("local/"):
+        if backend.policy.structured_mode == "grammar":
             return "grammar"
         if model_id not in self._modes:
             supported = backend.supports_json_schema(model_id)
@@ -291,16 +283,17 @@ class LLM:
     async def _call(
         self, backend: Backend, model_id: str, request: ChatRequest, mode: str
     ) -> tuple[RawReply | None, int, CallError | None]:
-        limit = self.concurrency_for(model_id, backend)
-        local = model_id.startswith("local/")
+        limit = self.concurrency_for(backend)
+        cancellable = backend.policy.cancellable
         attempt = 0
         while True:
             attempt += 1
             async with self.limits.slot(model_id, limit) as limiter:
                 try:
                     call = backend.chat(request, mode)
-                    # A local call is bounded by max_tokens; it cannot be cancelled mid-way.
-                    reply = await (call if local else asyncio.wait_for(call, request.timeout + 5))
+                    # A call that cannot be cancelled is bounded by max_tokens instead.
+                    timeout = request.timeout + 5
+                    reply = await (asyncio.wait_for(call, timeout) if cancellable else call)
                     limiter.succeeded()
                     return reply, attempt, None
                 except TimeoutError:

@@ -13,11 +13,14 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
+from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
 from promptgen.llm.weights import assemble, spec_for
 
+# Model ids of the embedded model: local/<name>.
+PREFIX = "local/"
 N_CTX = int(os.environ.get("PROMPTGEN_LOCAL_CTX", "8192"))
 # llama-cpp-python's JSON grammar lets raw control characters into strings, which then
 # breaks JSON parsing; strings may not contain DEL or C0 control characters.
@@ -128,7 +131,27 @@ LLAMA_PARAMS = ("top_p", "top_k", "min_p", "stop", "repeat_penalty", "frequency_
 
 
 class LocalBackend:
-    default_concurrency = 1
+    """The embedded model: one llama.cpp instance, calls serialized, grammar-constrained."""
+
+    policy = BackendPolicy(
+        concurrency=1,
+        cancellable=False,  # a call runs in a worker thread to its end
+        structured_mode="grammar",
+        uses_api_base=False,
+        per_loop=False,
+    )
+
+    @classmethod
+    def owns(cls, model_id: str, api_base: str | None) -> bool:
+        return model_id.startswith(PREFIX)
+
+    @classmethod
+    def model_name(cls, model_id: str) -> str:
+        return model_id.removeprefix(PREFIX)
+
+    @classmethod
+    def create(cls, api_base: str | None) -> Self:
+        return cls()
 
     def check_credentials(self, model: str) -> None:
         spec_for(model)
@@ -162,5 +185,5 @@ class LocalBackend:
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             cost=0.0,
-            model=f"local/{request.model}",
+            model=f"{PREFIX}{request.model}",
         )

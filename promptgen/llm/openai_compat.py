@@ -7,8 +7,9 @@ speaks the OpenAI protocol does not need it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Self
 
+from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.remote import classify
 from promptgen.llm.types import CallError, ChatRequest, RawReply
 
@@ -17,7 +18,27 @@ MAX_CONNECTIONS = 4096
 
 
 class OpenAICompatBackend:
-    default_concurrency = 8
+    """Every model, when --api-base names a server."""
+
+    policy = BackendPolicy(
+        concurrency=None,
+        cancellable=True,
+        structured_mode="negotiate",
+        uses_api_base=True,
+        per_loop=True,  # the aiohttp session belongs to its event loop
+    )
+
+    @classmethod
+    def owns(cls, model_id: str, api_base: str | None) -> bool:
+        return bool(api_base)
+
+    @classmethod
+    def model_name(cls, model_id: str) -> str:
+        return model_id
+
+    @classmethod
+    def create(cls, api_base: str | None) -> Self:
+        return cls(str(api_base))
 
     def __init__(self, api_base: str) -> None:
         import httpx

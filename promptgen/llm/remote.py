@@ -5,8 +5,9 @@ from __future__ import annotations
 import email.utils
 import os
 import time
-from typing import Any
+from typing import Any, Self
 
+from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
 
 # litellm fetches a price map from the network at import unless told not to.
@@ -69,7 +70,25 @@ def classify(exc: Exception) -> CallError:
 class RemoteBackend:
     """Any litellm model string (openai/..., azure/..., ollama/..., github/..., ...)."""
 
-    default_concurrency = 8
+    policy = BackendPolicy(
+        concurrency=None,
+        cancellable=True,
+        structured_mode="negotiate",
+        uses_api_base=False,
+        per_loop=False,
+    )
+
+    @classmethod
+    def owns(cls, model_id: str, api_base: str | None) -> bool:
+        return True  # asked last: what no other backend owns
+
+    @classmethod
+    def model_name(cls, model_id: str) -> str:
+        return model_id
+
+    @classmethod
+    def create(cls, api_base: str | None) -> Self:
+        return cls()
 
     def check_credentials(self, model: str) -> None:
         """One clear line when the provider's key is missing (before any call)."""

@@ -1,0 +1,59 @@
+"""What the gateway needs from a backend, and the policy each backend declares.
+
+A backend says which model ids it owns and how it must be called; the gateway reads
+that and never tests model ids itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol
+
+from promptgen.llm.types import ChatRequest, RawReply
+
+# Calls in flight per model when neither the backend nor --concurrency sets a number.
+DEFAULT_CONCURRENCY = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackendPolicy:
+    """How the gateway calls a backend.
+
+    concurrency: calls in flight per model; None means --concurrency, else the default.
+    cancellable: whether a call is abandoned at its timeout; one that is not runs to its
+        end (bounded by max_tokens).
+    structured_mode: "negotiate" asks for a JSON Schema answer and steps down when the
+        server refuses; "grammar" means the backend constrains decoding to the schema.
+    uses_api_base: whether answers depend on --api-base (then it is part of the cache key).
+    per_loop: whether the backend's connections belong to the event loop that opened
+        them (a new loop gets a new backend).
+    """
+
+    concurrency: int | None
+    cancellable: bool
+    structured_mode: Literal["negotiate", "grammar"]
+    uses_api_base: bool
+    per_loop: bool
+
+
+class Backend(Protocol):
+    policy: ClassVar[BackendPolicy]
+
+    @classmethod
+    def owns(cls, model_id: str, api_base: str | None) -> bool:
+        """Whether this backend serves `model_id` (asked in the gateway's order)."""
+        ...
+
+    @classmethod
+    def model_name(cls, model_id: str) -> str:
+        """The model's name as this backend knows it."""
+        ...
+
+    @classmethod
+    def create(cls, api_base: str | None) -> Backend: ...
+
+    def check_credentials(self, model: str) -> None: ...
+
+    def supports_json_schema(self, model: str) -> bool: ...
+
+    async def chat(self, request: ChatRequest, mode: str) -> RawReply: ...
