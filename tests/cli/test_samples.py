@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 PATTERNS = ("*.prompty", "*.prompt.yml", "*.md", "*.txt")
 

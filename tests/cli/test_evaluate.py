@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from promptgen import load_context
+from tests.cli.test_pipeline import promptgen
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
-from tests.test_pipeline import promptgen
 
 SAMPLE = "samples/classify-sentiment.prompty"
 GENERATION = ("IntentAnswer", "InputSpecAnswer", "RulesAnswer", "InverseAnswer", "TestCases")

@@ -12,10 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 from promptgen import load_context
+from tests.cli.test_pipeline import check_context
 from tests.conftest import REPO
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
-from tests.test_pipeline import check_context
 
 CONCURRENCY = 2
 
