@@ -118,7 +118,8 @@ def options_from_flags(values: dict[str, Any]) -> Options:
         name = str(first["loc"][-1]) if first["loc"] else "options"
         flag = next((f.flag for f in FLAGGED if f.name == name or f.path[-1] == name), name)
         raise BadInputError(
-            f"option {flag}: {first['msg']}", hint="see `promptgen --help` for the accepted values"
+            f"option {flag} (command line): {first['msg']}",
+            hint="see `promptgen --help` for the accepted values",
         ) from err
 
 

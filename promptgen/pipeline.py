@@ -26,7 +26,8 @@ from promptgen.stages import MODULES
 
 SAVE_INTERVAL = 0.5
 # A stage's todo is asked again after each pass (expansion rounds, a batch item to ask
-# for again); a pass with only units already tried this run ends it.
+# for again); a pass with only units already tried this run ends it, and so does this
+# many passes (plus one per expansion round).
 MAX_PASSES = 8
 
 
@@ -222,7 +223,7 @@ async def run_units(
         await stage.run(item, scope.for_unit(item.key))
         save()
 
-    for _ in range(MAX_PASSES):
+    for _ in range(MAX_PASSES + cfg.gen.test_expansions):
         fresh = [i for i in items if i.key not in tried]
         if not fresh:
             break

@@ -44,6 +44,16 @@ class WorkItem:
 class Projection:
     """What earlier stages are expected to produce, for plans made before they ran."""
 
+    def eval_tests_of(self, ctx: Context, cfg: RunConfig) -> int:
+        """Tests the evaluation will run: counted once the test set is finished, else
+        projected from the tests expected (capped by maxTestsToRun)."""
+        from promptgen.selection import eval_tests
+
+        if {"tests", "baseline", "expand", "validity"} <= self.complete:
+            return len(eval_tests(ctx, cfg))
+        limit = cfg.ev.max_tests_to_run
+        return min(self.tests, limit or self.tests)
+
     complete: set[str] = field(default_factory=set)  # stages with nothing left to do
     rules: int = 0
     generated: int = 0

@@ -50,7 +50,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
         calls = projection.generated * rounds - done
     else:
         calls = projection.generated * rounds
-    projection.tests = projection.generated * (1 + rounds)
+    projection.tests += projection.generated * rounds
     return max(calls, 0)
 
 

@@ -46,7 +46,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     calls = 1 + len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
     if {"tests", "expand", "baseline", "validity"} <= projection.complete:
         return sum(i.calls for i in todo(ctx, cfg))
-    return projection.eval_tests * calls
+    return projection.eval_tests_of(ctx, cfg) * calls
 
 
 async def run(item: WorkItem, scope: Scope) -> None:

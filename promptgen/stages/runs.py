@@ -16,7 +16,7 @@ from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, call_settings, test_messages
 from promptgen.results import Test, TestRun
-from promptgen.selection import cells, eval_tests
+from promptgen.selection import cells
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("tests", "baseline", "expand", "validity")
@@ -43,15 +43,11 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
-        projection.eval_tests = len(eval_tests(ctx, cfg))
-        calls = len(todo(ctx, cfg))
-    else:
-        limit = cfg.ev.max_tests_to_run
-        projection.eval_tests = min(projection.tests, limit or projection.tests)
-        calls = projection.eval_tests * len(cfg.models) * cfg.ev.runs_per_test
+    projection.eval_tests = projection.eval_tests_of(ctx, cfg)
     projection.cells = projection.eval_tests * len(cfg.models) * cfg.ev.runs_per_test
-    return calls
+    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+        return len(todo(ctx, cfg))
+    return projection.cells
 
 
 async def run(item: WorkItem, scope: Scope) -> None:

@@ -23,7 +23,8 @@ from promptgen.results import Rule, Test
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("intent", "input_spec", "rules", "inverse_rules")
-after: tuple[str, ...] = ()
+# With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
+after = ("groundedness",)
 phase = "generation"
 SAMPLES = "samples"
 
