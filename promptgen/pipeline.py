@@ -234,17 +234,26 @@ async def run_units(
 
 
 def finish_record(record: StageRecord, left: list[WorkItem]) -> None:
-    """The stage's status and its error line, from what is left and the failures kept."""
+    """The stage's status and its error line, from what is left and the failures kept.
+
+    Failures of units that are no longer to do (a batch composed anew) are dropped, but
+    when none of the units left has one, the latest failure stays to say why."""
     if not left:
         record.status, record.error = "done", None
         record.failures.clear()
         return
     record.status = "failed"
-    failures = list(record.failures.values())
+    keys = {item.key for item in left}
+    kept = {k: v for k, v in record.failures.items() if k in keys}
+    if not kept and record.failures:
+        last = list(record.failures)[-1]
+        kept = {last: record.failures[last]}
+    record.failures = kept
+    failures = list(kept.values())
     if len(failures) == 1:
         record.error = failures[0]
     elif failures:
-        record.error = f"{len(failures)} units failed, e.g. {failures[0]}; a re-run asks them again"
+        record.error = f"{len(failures)} units failed, e.g. {failures[0]}"
     else:
         record.error = f"{len(left)} unit(s) left to do; a re-run resumes"
 
@@ -253,6 +262,8 @@ async def run_stage(name: str, ctx: Context, cfg: RunConfig, llm: LLM) -> Contex
     """One stage on its own, its requirements taken as met (tests and scripts)."""
     stage = STAGES[name]
     record = ctx.stage(name)
+    if cfg.evaluating:
+        ctx.use_metrics([m.info for m in cfg.output_metrics])
     items = stage.todo(ctx, cfg) if stage.enabled(cfg) else []
     left = await run_units(stage, name, ctx, cfg, llm, items, ctx.checkpoint)
     finish_record(record, left)

@@ -129,9 +129,9 @@ class FailWhen(PipelineResponder):
         return super().__call__(body)
 
 
-# Fixtures (re-exported by the conftest of tests/stages and tests/evaluation): a test
-# that needs another responder overrides `responder`; changing its attributes (e.g.
-# `fail_stage = None`) changes the next answers.
+# Fixtures (re-exported by the conftest of tests/stages and tests/evaluation). Changing
+# the responder's attributes (e.g. `fail_stage = None`) changes the next answers; a test
+# that needs another kind of responder sets `fake.responder`.
 
 
 @pytest.fixture

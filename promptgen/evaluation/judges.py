@@ -54,7 +54,8 @@ def _builtin_values(case: Case) -> dict[str, Any]:
 async def _ask(
     case: Case, messages: Any, output: type[BaseModel] | None, **params: Any
 ) -> Completion:
-    assert case.llm is not None and case.judge is not None, "a judge needs an eval model"
+    if case.llm is None or case.judge is None:
+        raise ValueError("a judged metric needs a case with a gateway and an eval model")
     return await case.llm.complete(
         messages, model=case.judge, output=output, stage=case.stage, **params
     )

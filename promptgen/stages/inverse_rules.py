@@ -62,6 +62,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         if not result.ok:
             error = result.error
             continue
+        error = None
         have = {r.inverse_of for r in ctx.inverse_rules}
         for answer in result.parsed.inverse_rules:
             if 1 <= answer.number <= len(missing) and answer.inverse.strip():

@@ -27,7 +27,7 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     tests = {t.id: t for t in eval_tests(ctx, cfg)}
     have = {r.key for r in ctx.metric_results if r.error is None}
     return [
-        WorkItem("|".join(map(str, item.key)), item, item.calls)
+        WorkItem("|".join("-" if k is None else str(k) for k in item.key), item, item.calls)
         for run in ctx.test_runs
         if run.test_id in tests
         for item in needed(run, tests[run.test_id], cfg.output_metrics, cfg.judges)

@@ -1,0 +1,115 @@
+"""The groundtruth stage in process: a groundtruth answer per test, scored by the eval
+model; accepted at the threshold, else asked again up to the retries and kept invalid;
+every attempt is recorded."""
+
+from __future__ import annotations
+
+from promptgen.context import Context
+from promptgen.llm import LLM
+from promptgen.results import GroundtruthAttempt
+from promptgen.stages import groundtruth
+from tests.fakellm import FakeLLM
+from tests.pipeline_fake import PipelineResponder
+from tests.stagekit import config, context, schema_names, stage
+
+JUDGE = "openai/judge-model"
+ON = {"groundtruth": True}
+MODELS = {"models": ["openai/model-a"]}
+
+
+def attempts(ctx: Context) -> list[tuple[int, float | None, bool]]:
+    return [(a.attempt, a.average, a.accepted) for a in ctx.groundtruth]
+
+
+def answer_text(review: str, k: int = 1) -> str:
+    """What the fake's groundtruth model answers: its name, its call number, words seen."""
+    words = len(f"Label the review positive or negative.\n{review}".split())
+    return f"default answer {k} to {words} words"
+
+
+def test_an_answer_at_the_threshold_is_accepted(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.groundtruth_scores = [80]
+    ctx = context(rules=1, tests=1)
+    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    stage("groundtruth", ctx, cfg, llm)
+    assert schema_names(fake) == ["text", "GroundtruthScore"]
+    answer, score = fake.requests
+    assert answer["model"] == "default" and score["model"] == "judge-model"
+    (test,) = ctx.tests
+    output = answer_text(test.inputs["review"])
+    assert ctx.groundtruth == [
+        GroundtruthAttempt(
+            test_id=test.id, attempt=0, model="openai/default", output=output,
+            scores={JUDGE: 80.0}, reasons={JUDGE: "groundtruth scored 80"}, average=80.0,
+            accepted=True,
+        )
+    ]  # fmt: skip
+    assert (test.groundtruth, test.groundtruth_model) == (output, "openai/default")
+    assert (test.groundtruth_score, test.groundtruth_status) == (80.0, "ok")
+    assert ctx.stage("groundtruth").status == "done"
+    assert groundtruth.todo(ctx, cfg) == []
+    fake.reset()
+    stage("groundtruth", ctx, cfg, llm)
+    assert fake.requests == []
+
+
+def test_a_retry_that_reaches_the_threshold_is_kept(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.groundtruth_scores = [60, 85]
+    ctx = context(rules=1, tests=1)
+    stage("groundtruth", ctx, config(ctx, llm, evaluation=ON, models=MODELS), llm)
+    assert schema_names(fake) == ["text", "GroundtruthScore"] * 2
+    assert [b.get("seed") for b in fake.requests if b["model"] == "default"] == [None, 1]
+    assert attempts(ctx) == [(0, 60.0, False), (1, 85.0, True)]
+    (test,) = ctx.tests
+    assert test.groundtruth == answer_text(test.inputs["review"], 2)
+    assert (test.groundtruth_score, test.groundtruth_status) == (85.0, "ok")
+
+
+def test_below_the_threshold_after_retries_is_invalid(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.groundtruth_scores = [79, 60, 70]
+    ctx = context(rules=1, tests=1)
+    cfg = config(ctx, llm, evaluation={**ON, "groundtruth_retries": 2}, models=MODELS)
+    stage("groundtruth", ctx, cfg, llm)
+    assert schema_names(fake) == ["text", "GroundtruthScore"] * 3
+    assert attempts(ctx) == [(0, 79.0, False), (1, 60.0, False), (2, 70.0, False)]
+    (test,) = ctx.tests
+    # The best answer is kept, marked invalid.
+    assert test.groundtruth == answer_text(test.inputs["review"], 1)
+    assert (test.groundtruth_score, test.groundtruth_status) == (79.0, "invalid")
+    assert ctx.stage("groundtruth").status == "done"
+
+
+def test_each_failed_test_is_a_failure(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.fail_stage = "GroundtruthScore"
+    ctx = context(rules=1, tests=2)
+    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    stage("groundtruth", ctx, cfg, llm)
+    record = ctx.stage("groundtruth")
+    assert sorted(record.failures) == sorted(t.id for t in ctx.tests)
+    assert set(record.failures.values()) == {"no eval model could score the answer"}
+    assert record.status == "failed"
+    assert [(a.attempt, a.average, a.scores) for a in ctx.groundtruth] == [(0, None, {})] * 2
+    assert all("HTTP 500" in a.reasons[JUDGE] for a in ctx.groundtruth)
+    assert all(t.groundtruth_status is None for t in ctx.tests)
+
+    responder.fail_stage = None
+    fake.reset()
+    stage("groundtruth", ctx, cfg, llm)
+    assert sorted(schema_names(fake)) == ["GroundtruthScore"] * 2 + ["text"] * 2
+    assert attempts(ctx) == [(0, 90.0, True)] * 2  # the failed attempt is replaced
+    assert all(t.groundtruth_status == "ok" for t in ctx.tests)
+    assert record.failures == {} and record.status == "done"
+
+
+def test_off_without_models_under_test(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1, tests=1)
+    stage("groundtruth", ctx, config(ctx, llm, evaluation=ON), llm)
+    assert fake.requests == [] and ctx.groundtruth == []

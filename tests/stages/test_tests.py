@@ -1,0 +1,166 @@
+"""The test generation stage in process: one call per scenario and chunk of rules, the
+chunk's labels as an enum, every test tied to a rule of its chunk; author samples become
+tests without a call; each failed chunk is a failure of its own."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from promptgen.llm import LLM
+from promptgen.model import TestSample as Sample
+from promptgen.results import Test
+from promptgen.stages import tests
+from tests.fakellm import FakeLLM
+from tests.pipeline_fake import PipelineResponder
+from tests.stagekit import FailWhen, config, context, schema_names, stage, texts
+
+# The fake writes inputs "review value <call>-<label>-<k>" for the k-th test of a label.
+INPUT = re.compile(r"review value (\d+)-([RI]\d)-(\d)")
+
+
+def answer_schemas(fake: FakeLLM) -> list[dict[str, Any]]:
+    return [b["response_format"]["json_schema"]["schema"] for b in fake.requests]
+
+
+def labels(schema: dict[str, Any]) -> list[str]:
+    rule = schema["$defs"]["TestCase"]["properties"]["rule"]
+    return rule["enum"] if "enum" in rule else [rule["const"]]
+
+
+def label_of(test: Test) -> str:
+    match = INPUT.fullmatch(test.inputs["review"])
+    assert match is not None, test.inputs
+    return match.group(2)
+
+
+def test_rules_and_inverses_in_separate_chunks(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=2)
+    cfg = config(ctx, llm)
+    stage("tests", ctx, cfg, llm)
+    schemas = answer_schemas(fake)
+    assert sorted(labels(s) for s in schemas) == [["I1", "I2"], ["R1", "R2"]]
+    assert [s["properties"]["tests"]["description"] for s in schemas] == [
+        "2 test case(s) per rule label."
+    ] * 2
+    (r1, r2), (i1, i2) = ctx.rules, ctx.inverse_rules
+    sent = texts(fake, "TestCases")
+    assert sum(f"R1. {r1.text}\nR2. {r2.text}\n" in t for t in sent) == 1
+    assert sum(f"I1. {i1.text}\nI2. {i2.text}\n" in t for t in sent) == 1
+    # Two tests per label, each tied to the rule its label stands for in its chunk.
+    by_label = {"R1": r1, "R2": r2, "I1": i1, "I2": i2}
+    assert Counter(label_of(t) for t in ctx.tests) == dict.fromkeys(by_label, 2)
+    for test in ctx.tests:
+        rule = by_label[label_of(test)]
+        assert (test.rule_id, test.inverse, test.origin) == (rule.id, rule.inverse, "generated")
+        assert test.id == Test.make_id("generated", rule.id, None, test.inputs)
+        assert test.expected_output == f"expected for {label_of(test)} #{test.inputs['review'][-1]}"
+    record = ctx.stage("tests")
+    assert record.status == "done" and record.failures == {}
+    assert sorted(record.done) == sorted(["samples", *(c.key for c in tests.plan_chunks(ctx, cfg))])
+    assert tests.todo(ctx, cfg) == []
+    fake.reset()
+    stage("tests", ctx, cfg, llm)
+    assert fake.requests == []
+
+
+def test_one_rule_per_chunk_is_a_const_label(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=2)
+    gen = {"max_rules_per_test_generation": 1, "tests_per_rule": 1}
+    stage("tests", ctx, config(ctx, llm, generation=gen), llm)
+    assert sorted(labels(s) for s in answer_schemas(fake)) == [["I1"], ["I1"], ["R1"], ["R1"]]
+    assert {s["properties"]["tests"]["description"] for s in answer_schemas(fake)} == {
+        "1 test case(s) per rule label."
+    }
+    assert sorted(t.rule_id or "" for t in ctx.tests) == sorted(r.id for r in ctx.all_rules)
+
+
+def test_unsplit_rules_share_one_call(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=2)
+    stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
+    (schema,) = answer_schemas(fake)
+    assert labels(schema) == ["R1", "R2", "I1", "I2"]
+    assert len(ctx.tests) == 8
+    assert sum(t.inverse for t in ctx.tests) == 4
+
+
+def test_a_second_generation_sees_the_first(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    gen = {"split_rules": False, "test_generations": 2}
+    stage("tests", ctx, config(ctx, llm, generation=gen), llm)
+    first, second = texts(fake, "TestCases")
+    assert "Tests that already exist" not in first
+    assert '- {"review": "review value 1-R1-0"}' in second
+    assert Counter(t.generation for t in ctx.tests) == {0: 4, 1: 4}
+
+
+def test_an_input_seen_before_is_dropped(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    old = Test(id="test-old", inputs={"review": "review value 1-R1-0"}, origin="sample")
+    ctx.tests.append(old)
+    stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
+    assert [t.inputs for t in ctx.tests].count(old.inputs) == 1
+    assert len(ctx.tests) == 1 + 3
+    assert ctx.stage("tests").counts == {"duplicates_dropped": 1}
+
+
+def test_author_samples_become_tests_without_a_call(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=0)
+    ctx.prompt.test_samples = [
+        Sample(inputs={"review": "Great!"}, expected="positive"),
+        Sample(inputs={"review": "Bad."}, expected={"label": "negative"}),
+        Sample(inputs={"review": "Great!"}, expected="positive"),  # the same input
+    ]
+    cfg = config(ctx, llm)
+    stage("tests", ctx, cfg, llm)
+    assert fake.requests == []
+    assert [(t.inputs, t.expected_output, t.origin, t.valid) for t in ctx.tests] == [
+        ({"review": "Great!"}, "positive", "sample", True),
+        ({"review": "Bad."}, '{"label": "negative"}', "sample", True),
+    ]
+    assert ctx.tests[0].id == Test.make_id("sample", None, None, {"review": "Great!"})
+    assert ctx.tests[0].validity_reason == "supplied by the prompt's author"
+    assert ctx.stage("tests").done == ["samples"] and tests.todo(ctx, cfg) == []
+    stage("tests", ctx, cfg, llm)
+    assert len(ctx.tests) == 2
+
+
+def test_each_failed_chunk_is_a_failure(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.fail_stage = "TestCases"
+    ctx = context(rules=2, scenarios=2)
+    cfg = config(ctx, llm)
+    stage("tests", ctx, cfg, llm)
+    record = ctx.stage("tests")
+    chunks = [c.key for c in tests.plan_chunks(ctx, cfg)]
+    assert len(set(chunks)) == 4
+    assert sorted(record.failures) == sorted(chunks)
+    assert sorted(k.split("|")[0] for k in record.failures) == ["s0", "s0", "s1", "s1"]
+    assert record.status == "failed" and record.error and record.error.startswith("4 units")
+    assert record.done == ["samples"] and ctx.tests == []
+
+    responder.fail_stage = None
+    fake.reset()
+    stage("tests", ctx, cfg, llm)
+    assert schema_names(fake) == ["TestCases"] * 4
+    assert Counter(t.scenario for t in ctx.tests) == {"s0": 8, "s1": 8}
+    assert record.status == "done" and record.failures == {}
+
+
+def test_a_rerun_asks_only_the_scenario_that_failed(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = FailWhen("Scenario for these tests: s1")
+    ctx = context(rules=2, scenarios=2)
+    cfg = config(ctx, llm, generation={"split_rules": False})
+    stage("tests", ctx, cfg, llm)
+    (failed,) = ctx.stage("tests").failures
+    assert failed.startswith("s1|")
+    assert {t.scenario for t in ctx.tests} == {"s0"}
+
+    fake.responder = PipelineResponder()
+    fake.reset()
+    stage("tests", ctx, cfg, llm)
+    (text,) = texts(fake, "TestCases")
+    assert "Scenario for these tests: s1: case 1" in text
+    assert Counter(t.scenario for t in ctx.tests) == {"s0": 8, "s1": 8}
