@@ -14,14 +14,13 @@ import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import cast
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.llm import LLM, bounded_gather
 from promptgen.progress import Reporter
 from promptgen.results import StageRecord
-from promptgen.stage import Phase, Projection, Scope, Stage, WorkItem, stage_name
+from promptgen.stage import Phase, Projection, Scope, StageSpec, WorkItem
 from promptgen.stages import MODULES
 
 SAVE_INTERVAL = 0.5
@@ -31,18 +30,18 @@ SAVE_INTERVAL = 0.5
 MAX_PASSES = 8
 
 
-def waits_for(stage: Stage) -> tuple[str, ...]:
-    return (*stage.requires, *stage.after)
+def waits_for(stage: StageSpec) -> tuple[str, ...]:
+    return stage.waits_for
 
 
-def _ordered() -> dict[str, Stage]:
+def _ordered() -> dict[str, StageSpec]:
     """Stages in an order where every stage comes after those it waits for."""
-    declared = {stage_name(m): cast(Stage, m) for m in MODULES}
+    declared = {spec.name: spec for spec in map(StageSpec.of, MODULES)}
     for name, stage in declared.items():
         unknown = set(waits_for(stage)) - set(declared)
         if unknown:
             raise RuntimeError(f"stage {name} waits for unknown stages {sorted(unknown)}")
-    ordered: dict[str, Stage] = {}
+    ordered: dict[str, StageSpec] = {}
     while len(ordered) < len(declared):
         ready = [
             n
@@ -55,13 +54,7 @@ def _ordered() -> dict[str, Stage]:
     return ordered
 
 
-STAGES: dict[str, Stage] = _ordered()
-
-
-def rounds(stage: Stage, cfg: RunConfig) -> int:
-    """Dependent call rounds the stage adds to the critical path (default 1)."""
-    declared = getattr(stage, "rounds", None)
-    return int(declared(cfg)) if callable(declared) else 1
+STAGES: dict[str, StageSpec] = _ordered()
 
 
 def complete(name: str, ctx: Context, cfg: RunConfig) -> bool:
@@ -101,7 +94,7 @@ def critical_path(cfg: RunConfig) -> int:
     depth: dict[str, int] = {}
     for name, stage in STAGES.items():
         before = max((depth[d] for d in waits_for(stage)), default=0)
-        depth[name] = before + (rounds(stage, cfg) if stage.enabled(cfg) else 0)
+        depth[name] = before + (stage.rounds(cfg) if stage.enabled(cfg) else 0)
     return max(depth.values(), default=0)
 
 
@@ -166,7 +159,7 @@ class Runner:
         finally:
             self._finished[name].set()
 
-    async def _turn(self, name: str, stage: Stage) -> bool:
+    async def _turn(self, name: str, stage: StageSpec) -> bool:
         if not stage.enabled(self.cfg):
             return True
         record = self.ctx.stage(name)
@@ -204,7 +197,7 @@ class Runner:
 
 
 async def run_units(
-    stage: Stage,
+    stage: StageSpec,
     name: str,
     ctx: Context,
     cfg: RunConfig,

@@ -3,12 +3,17 @@
 A stage module (`promptgen/stages/NAME.py`; the stage's name is the module's name) has:
 
     requires: tuple[str, ...]   stages that must be finished before it runs
-    after: tuple[str, ...]      stages that must have had their turn, finished or not
     phase: "generation" | "evaluation"
-    enabled(cfg) -> bool
     todo(ctx, cfg) -> list[WorkItem]      units of work still to do, each with a stable key
-    estimate(ctx, cfg, projection) -> int calls, while its inputs do not exist yet (dry run)
     async run(item, scope) -> None        does one unit
+
+and, where the default does not fit:
+
+    after: tuple[str, ...]      stages that must have had their turn, finished or not [()]
+    enabled(cfg) -> bool        [always]
+    estimate(ctx, cfg, projection) -> int   calls, also while its inputs do not exist yet
+                                (dry run) [the calls of its todo]
+    rounds(cfg) -> int          dependent call rounds on the critical path [1]
 
 From these alone the pipeline derives the order, completion (nothing left to do),
 `--dry-run`'s plan, resume, the progress totals and the gate's "unfinished" test.
@@ -19,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
@@ -63,21 +68,66 @@ class Projection:
 
 
 class Stage(Protocol):
+    """What a stage module must declare (the optional parts: see the module docstring)."""
+
     requires: tuple[str, ...]
-    after: tuple[str, ...]
     phase: Phase
 
-    def enabled(self, cfg: RunConfig) -> bool: ...
-
     def todo(self, ctx: Context, cfg: RunConfig) -> list[WorkItem]: ...
-
-    def estimate(self, ctx: Context, cfg: RunConfig, projection: Projection) -> int: ...
 
     async def run(self, item: WorkItem, scope: Scope) -> None: ...
 
 
-def stage_name(stage: ModuleType | Stage) -> str:
-    return str(getattr(stage, "__name__", "")).rsplit(".", 1)[-1]
+@dataclass(frozen=True)
+class StageSpec:
+    """A stage module with the defaults of what it left out."""
+
+    name: str
+    module: ModuleType
+
+    @classmethod
+    def of(cls, module: ModuleType) -> StageSpec:
+        stage = cast(Stage, module)
+        for needed in ("requires", "phase", "todo", "run"):
+            if not hasattr(stage, needed):
+                raise TypeError(f"stage module {module.__name__} declares no {needed!r}")
+        return cls(module.__name__.rsplit(".", 1)[-1], module)
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return tuple(self.module.requires)
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "after", ()))
+
+    @property
+    def waits_for(self) -> tuple[str, ...]:
+        return (*self.requires, *self.after)
+
+    @property
+    def phase(self) -> Phase:
+        return cast(Phase, self.module.phase)
+
+    def enabled(self, cfg: RunConfig) -> bool:
+        declared = getattr(self.module, "enabled", None)
+        return bool(declared(cfg)) if declared else True
+
+    def todo(self, ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+        return list(self.module.todo(ctx, cfg))
+
+    def estimate(self, ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+        declared = getattr(self.module, "estimate", None)
+        if declared:
+            return int(declared(ctx, cfg, projection))
+        return sum(item.calls for item in self.todo(ctx, cfg))
+
+    def rounds(self, cfg: RunConfig) -> int:
+        declared = getattr(self.module, "rounds", None)
+        return int(declared(cfg)) if declared else 1
+
+    async def run(self, item: WorkItem, scope: Scope) -> None:
+        await self.module.run(item, scope)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -62,10 +62,11 @@ async def _ask(
 
 
 @dataclass
-class ComplianceJudge:
-    """Reads the prompt, its rules, the input and the output; answers ok or err."""
+class _Judge:
+    """What every LLM judge is: a metric that asks an eval model."""
 
     info: MetricInfo
+    _: KW_ONLY
     judged: bool = True
     scores_groundtruth: bool = False
     needs_groundtruth: bool = False
@@ -73,6 +74,11 @@ class ComplianceJudge:
     @property
     def name(self) -> str:
         return self.info.name
+
+
+@dataclass
+class ComplianceJudge(_Judge):
+    """Reads the prompt, its rules, the input and the output; answers ok or err."""
 
     async def evaluate(self, case: Case) -> Verdict:
         messages = stage_messages("compliance", **_builtin_values(case))
@@ -90,18 +96,9 @@ class ComplianceJudge:
 
 
 @dataclass
-class ScoreJudge:
+class ScoreJudge(_Judge):
     """A built-in 0-100 judge: `accuracy` (output against the groundtruth) or
     `groundtruth` (how good a groundtruth answer is)."""
-
-    info: MetricInfo
-    judged: bool = True
-    scores_groundtruth: bool = False
-    needs_groundtruth: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.info.name
 
     async def evaluate(self, case: Case) -> Verdict:
         answer = GroundtruthScore if self.scores_groundtruth else ScoreVerdict
@@ -110,19 +107,11 @@ class ScoreJudge:
 
 
 @dataclass
-class TemplateJudge:
+class TemplateJudge(_Judge):
     """A judge written as a prompt template: ok/err from its last OK/ERR word, or a
     structured 0-100 score when tagged `scorer`."""
 
-    info: MetricInfo
     template: PromptUnderTest
-    judged: bool = True
-    scores_groundtruth: bool = False
-    needs_groundtruth: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.info.name
 
     async def evaluate(self, case: Case) -> Verdict:
         try:

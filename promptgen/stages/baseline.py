@@ -12,7 +12,6 @@ from promptgen.stage import Projection, Scope, WorkItem
 from promptgen.stages.tests import target_rules
 
 requires = ("rules", "inverse_rules")
-after: tuple[str, ...] = ()
 phase = "generation"
 
 

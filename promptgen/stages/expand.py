@@ -12,7 +12,6 @@ from promptgen.results import Test
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("tests",)
-after: tuple[str, ...] = ()
 phase = "generation"
 
 

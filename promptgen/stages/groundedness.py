@@ -10,7 +10,6 @@ from promptgen.prompting import prompt_text, stage_messages
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("rules",)
-after: tuple[str, ...] = ()
 phase = "generation"
 
 

@@ -23,7 +23,6 @@ from promptgen.stage import Projection, Scope, WorkItem
 from promptgen.stages.runs import run_test
 
 requires = ("rules", "tests", "baseline", "expand", "validity")
-after: tuple[str, ...] = ()
 phase = "evaluation"
 
 

@@ -6,23 +6,14 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction
 from promptgen.prompting.analysis import IntentAnswer, analysis_messages
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import Scope, WorkItem
 
 requires: tuple[str, ...] = ()
-after: tuple[str, ...] = ()
 phase = "generation"
-
-
-def enabled(cfg: RunConfig) -> bool:
-    return True
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     return [] if ctx.intent is not None else [WorkItem("intent")]
-
-
-def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    return len(todo(ctx, cfg))
 
 
 async def run(item: WorkItem, scope: Scope) -> None:

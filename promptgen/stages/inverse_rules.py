@@ -10,7 +10,6 @@ from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("rules",)
-after: tuple[str, ...] = ()
 phase = "generation"
 # A rule left without an inverse (the model skipped it, or copied the rule) is asked
 # for again in one more call, inside the same unit.

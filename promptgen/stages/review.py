@@ -15,7 +15,6 @@ from promptgen.results import FailureMode, Test, TestReview, content_id
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("intent", "rules", "tests", "baseline", "expand", "validity")
-after: tuple[str, ...] = ()
 phase = "generation"
 COLLECTION = "collection"
 # The collection review sees at most this many tests: enough to judge coverage, and a

@@ -10,14 +10,9 @@ from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires: tuple[str, ...] = ()
-after: tuple[str, ...] = ()
 phase = "generation"
 # Before the rules exist, plans count on this many (capped by maxRules).
 ESTIMATED_RULES = 10
-
-
-def enabled(cfg: RunConfig) -> bool:
-    return True
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:

@@ -20,7 +20,6 @@ from promptgen.selection import cells
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("tests", "baseline", "expand", "validity")
-after: tuple[str, ...] = ()
 phase = "evaluation"
 
 
