@@ -42,15 +42,13 @@ def _ordered() -> dict[str, StageSpec]:
         if unknown:
             raise RuntimeError(f"stage {name} waits for unknown stages {sorted(unknown)}")
     ordered: dict[str, StageSpec] = {}
-    while len(ordered) < len(declared):
-        ready = [
-            n
-            for n, s in declared.items()
-            if n not in ordered and set(s.requires) | set(s.after) <= set(ordered)
-        ]
+    while len(ordered) < len(declared):  # level by level; names order a level
+        ready = sorted(
+            n for n, s in declared.items() if n not in ordered and set(s.waits_for) <= set(ordered)
+        )
         if not ready:
             raise RuntimeError("stage requirements form a cycle")
-        ordered[ready[0]] = declared[ready[0]]
+        ordered.update((n, declared[n]) for n in ready)
     return ordered
 
 

@@ -7,9 +7,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from promptgen.errors import BadInputError
 from promptgen.evaluation.parse import parse_check
-from promptgen.evaluation.protocol import Case, Verdict
+from promptgen.evaluation.protocol import Case, Metric, Verdict
+from promptgen.model import PromptUnderTest
+from promptgen.options import Options
 from promptgen.results import MetricInfo
+
+LOAD_ORDER = 3
 
 
 def check_name(spec: Any) -> str:
@@ -59,6 +64,27 @@ class CheckMetric:
         # The check's own measure (a count, a distance) is in its reason; the score is
         # pass/fail.
         return Verdict.of("ok" if result.passed else "err", result.reason)
+
+
+def metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
+    return check_metrics(prompt, options)
+
+
+def check_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
+    """The frontmatter's checks (a bad one is reported with its line) and --check."""
+    metrics: dict[str, Metric] = {}
+    for i, spec in enumerate(prompt.checks):
+        try:
+            metric = CheckMetric.of(spec)
+        except BadInputError as err:
+            err.file = err.file or prompt.source
+            err.line = err.line or (prompt.check_lines[i] if i < len(prompt.check_lines) else None)
+            raise
+        metrics[metric.name] = metric
+    for spec in options.evaluation.checks:
+        metric = CheckMetric.of(spec)
+        metrics[metric.name] = metric
+    return list(metrics.values())
 
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.-]+)\s*\}\}")

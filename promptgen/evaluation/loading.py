@@ -1,164 +1,40 @@
-"""The metrics an evaluation scores with: built-in judges, custom metric files, checks.
-
-Custom metrics are `*.metric.prompty` files. Those beside the prompt are found
-automatically: `NAME.metric.prompty` or `NAME.*.metric.prompty` belongs to the prompt
-file `NAME.*` in that folder only; any other metric file there applies to every
-prompt in the folder. `--metric FILE` and `--custom-metric TEXT` add more.
-"""
+"""Loading the metrics of a run, once: every module of this package that defines
+`metrics(prompt, options) -> list[Metric]` is a metric kind, asked in its `LOAD_ORDER`.
+A new kind is one module (plus its test); nothing else names it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+import pkgutil
+from collections.abc import Callable
+from types import ModuleType
 
+import promptgen.evaluation as package
 from promptgen.errors import BadInputError
-from promptgen.evaluation.check_metric import CheckMetric
-from promptgen.evaluation.judges import ComplianceJudge, ScoreJudge, TemplateJudge
 from promptgen.evaluation.protocol import Metric
-from promptgen.formats import SUFFIXES, load_prompt
-from promptgen.formats.body import parse_messages
-from promptgen.formats.common import strip_suffix
-from promptgen.model import Message, PromptUnderTest
+from promptgen.model import PromptUnderTest
 from promptgen.options import Options
-from promptgen.render import template_variables
-from promptgen.results import MetricInfo
 
-METRIC_SUFFIX = ".metric.prompty"
-# What a custom metric's template may use (plus the prompt's own input names).
-JUDGE_VALUES = ("prompt", "intent", "inputSpec", "rules", "input", "output", "groundtruth")
+Loader = Callable[[PromptUnderTest, Options], list[Metric]]
 
 
-def builtin_metrics(options: Options) -> list[Metric]:
-    metrics: list[Metric] = []
-    if options.evaluation.compliance:
-        info = MetricInfo(
-            name="compliance",
-            kind="compliance",
-            description="A judge reads the prompt, its rules, the input and the output, "
-            "and answers ok or err.",
-        )
-        metrics.append(ComplianceJudge(info))
-    if options.evaluation.groundtruth:
-        info = MetricInfo(
-            name="accuracy",
-            kind="accuracy",
-            scorer=True,
-            description="How well the output agrees with the groundtruth answer (0-100).",
-        )
-        metrics.append(ScoreJudge(info, needs_groundtruth=True))
-    return metrics
-
-
-GROUNDTRUTH_JUDGE = ScoreJudge(
-    MetricInfo(name="groundtruth", kind="groundtruth", scorer=True), scores_groundtruth=True
-)
-
-
-def check_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
-    """The frontmatter's checks (a bad one is reported with its line) and --check."""
-    metrics: dict[str, Metric] = {}
-    for i, spec in enumerate(prompt.checks):
-        try:
-            metric = CheckMetric.of(spec)
-        except BadInputError as err:
-            err.file = err.file or prompt.source
-            err.line = err.line or (prompt.check_lines[i] if i < len(prompt.check_lines) else None)
-            raise
-        metrics[metric.name] = metric
-    for spec in options.evaluation.checks:
-        metric = CheckMetric.of(spec)
-        metrics[metric.name] = metric
-    return list(metrics.values())
-
-
-def discover(prompt_file: Path) -> list[Path]:
-    """Metric files beside the prompt that apply to it (see the module docstring)."""
-    folder = prompt_file.parent
-    if not folder.is_dir():
-        return []
-    stem = strip_suffix(prompt_file.name, SUFFIXES)
-    stems = {strip_suffix(p.name, SUFFIXES) for p in folder.iterdir() if _is_prompt(p)}
+def kinds() -> list[ModuleType]:
+    """The metric-kind modules, in load order."""
     found = []
-    for path in sorted(folder.glob(f"*{METRIC_SUFFIX}")):
-        owner = path.name[: -len(METRIC_SUFFIX)].split(".")[0]
-        if owner == stem or owner not in stems:
-            found.append(path)
-    return found
-
-
-def _is_prompt(path: Path) -> bool:
-    return path.is_file() and not path.name.endswith(METRIC_SUFFIX) and path.name.endswith(SUFFIXES)
-
-
-def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
-    paths: list[Path] = []
-    if prompt.source and Path(prompt.source).is_file():
-        paths += discover(Path(prompt.source))
-    for file in options.evaluation.metric_files:
-        path = Path(file)
-        if not path.is_file():
-            raise BadInputError("metric file not found", file=path, hint="check --metric")
-        paths.append(path)
-    metrics = [_from_file(path, prompt) for path in dict.fromkeys(p.resolve() for p in paths)]
-    for i, text in enumerate(options.evaluation.custom_metrics, start=1):
-        metrics.append(_inline(text, i, prompt))
-    names = [m.name for m in metrics]
-    clash = next((n for n in names if names.count(n) > 1 or n in ("compliance", "accuracy")), None)
-    if clash:
-        raise BadInputError(
-            f"two metrics are named {clash!r}", hint="give each metric a distinct name"
-        )
-    return metrics
-
-
-def _from_file(path: Path, prompt: PromptUnderTest) -> Metric:
-    template = load_prompt(path)
-    name = (
-        template.name
-        if template.name != strip_suffix(path.name, SUFFIXES)
-        else path.name[: -len(METRIC_SUFFIX)]
-    )
-    _check_variables(template, prompt, str(path))
-    info = MetricInfo(
-        name=name,
-        kind="custom",
-        scorer="scorer" in template.tags,
-        description=template.description,
-        source=str(path),
-    )
-    return TemplateJudge(info, template, scores_groundtruth="groundtruth" in template.tags)
-
-
-def _inline(text: str, index: int, prompt: PromptUnderTest) -> Metric:
-    where = f"--custom-metric #{index}"
-    messages = parse_messages(text, where)
-    names = {v for m in messages for v in template_variables(m.content)}
-    if "output" not in names:
-        messages.append(
-            Message(role="user", content="Input:\n{{input}}\n\nOutput to judge:\n{{output}}")
-        )
-    template = PromptUnderTest(name=f"custom-{index}", source=where, messages=messages)
-    _check_variables(template, prompt, where)
-    info = MetricInfo(name=f"custom-{index}", kind="custom", description=text[:200])
-    return TemplateJudge(info, template)
-
-
-def _check_variables(template: PromptUnderTest, prompt: PromptUnderTest, where: str) -> None:
-    allowed = {*JUDGE_VALUES, *prompt.inputs}
-    for message in template.messages:
-        for name in template_variables(message.content, template.template_engine):
-            if name not in allowed:
-                raise BadInputError(
-                    f"metric uses {{{{{name}}}}}, which promptgen does not provide",
-                    file=where,
-                    line=message.line,
-                    hint="a metric can use " + ", ".join(JUDGE_VALUES) + " and the prompt's inputs",
-                )
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        if callable(getattr(module, "metrics", None)):
+            found.append(module)
+    return sorted(found, key=lambda m: (getattr(m, "LOAD_ORDER", 100), m.__name__))
 
 
 def load_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
     """Every metric of this run; raises BadInputError before any call is made."""
-    return [
-        *builtin_metrics(options),
-        *custom_metrics(prompt, options),
-        *check_metrics(prompt, options),
-    ]
+    loaded = [metric for kind in kinds() for metric in kind.metrics(prompt, options)]
+    names = [m.name for m in loaded]
+    clash = next((n for n in names if names.count(n) > 1), None)
+    if clash:
+        raise BadInputError(
+            f"two metrics are named {clash!r}", hint="give each metric a distinct name"
+        )
+    return loaded

@@ -2,42 +2,19 @@
 
 Each module declares its work (see `promptgen.stage`); the pipeline derives the order
 from `requires` and `after`, and a stage is finished when its `todo` is empty. To add a
-stage, write its module and list it here.
+stage, write its module here: every module of this package is a stage.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
 
-from promptgen.stages import (
-    baseline,
-    expand,
-    groundedness,
-    groundtruth,
-    input_spec,
-    intent,
-    inverse_rules,
-    metrics,
-    review,
-    rules,
-    runs,
-    tests,
-    validity,
-)
 
-# Declaration order breaks ties in the derived order (and orders the progress bars).
-MODULES: tuple[ModuleType, ...] = (
-    intent,
-    input_spec,
-    rules,
-    inverse_rules,
-    groundedness,
-    tests,
-    baseline,
-    expand,
-    validity,
-    groundtruth,
-    runs,
-    review,
-    metrics,
-)
+def _modules() -> tuple[ModuleType, ...]:
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in names)
+
+
+MODULES: tuple[ModuleType, ...] = _modules()
