@@ -21,7 +21,7 @@ From these alone the pipeline derives the order, completion (nothing left to do)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -174,6 +174,3 @@ class Scope:
         """A gateway call booked under this stage."""
         kwargs.setdefault("stage", self.stage)
         return await self.llm.complete(messages, **kwargs)
-
-
-RunUnit = Callable[[WorkItem, Scope], Awaitable[None]]

@@ -10,13 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from promptgen.context import PASS_SCORE
 from promptgen.results import MetricInfo, Outcome, Test
 
 if TYPE_CHECKING:
     from promptgen.llm import LLM
-
-# A scored metric passes at 50 or more (as in OpenAI Evals' score_model exports).
-PASS_SCORE = 50
 
 
 @dataclass(frozen=True)
