@@ -3,7 +3,7 @@
 It routes on the name of the answer schema the gateway sends (`response_format`), never
 on the wording of a stage prompt, so rewording a prompt breaks no test here. What an
 answer needs (rule labels, how many tests) it reads from that schema; the numbered items
-a batch answers are the lists promptgen itself writes into the prompt ("3. ...").
+a batch answers are the properties of its schema ("1" .. "N").
 """
 
 from __future__ import annotations
@@ -68,25 +68,19 @@ class PipelineResponder:
                     f"The output follows requirement number {i}." for i in range(1, self.rules + 1)
                 ]
             }
+        numbers = list(schema.get("properties", {}))  # a numbered answer: "1" .. "N"
         if name == "InverseAnswer":
-            found = re.findall(r"^(\d+)\. (.*)$", text, re.M)
-            items = [
-                {"number": int(k), "inverse": f"The output breaks requirement {k} ({n})."}
-                for k, _ in found
-            ]
-            if self.copy_first_inverse and items:
+            answer = {k: f"The output breaks requirement {k} ({n})." for k in numbers}
+            if self.copy_first_inverse and numbers:
                 self.copy_first_inverse = False
-                items[0]["inverse"] = found[0][1]
-            return {"inverse_rules": items}
+                answer["1"] = re.findall(r"^1\. (.*)$", text, re.M)[0]  # the rule itself
+            return answer
         if name == "Grounded":
             return {"grounded": n % 5 != 0, "reason": "stated in the prompt"}
         if name == "Verdicts":
-            numbers = [int(m) for m in re.findall(r"^(\d+)\. \{", text, re.M)]
             return {
-                "verdicts": [
-                    {"number": k, "valid": (n + k) % 7 != 0, "reason": "meets the specification"}
-                    for k in numbers
-                ]
+                k: {"valid": (n + int(k)) % 7 != 0, "reason": "meets the specification"}
+                for k in numbers
             }
         if name in ("TestCases", "TestCase"):
             return self._cases(name, schema, text, n)
@@ -116,12 +110,8 @@ class PipelineResponder:
                 "summary": "Covers every rule once; edge cases are thin.",
             }
         if name == "ImportanceVerdicts":
-            numbers = [int(m) for m in re.findall(r"^(\d+)\. .*\n {3}inputs: ", text, re.M)]
             return {
-                "verdicts": [
-                    {"number": k, "importance": (n + k) % 10 + 1, "note": f"checks {k}"}
-                    for k in numbers
-                ]
+                k: {"importance": (n + int(k)) % 10 + 1, "note": f"checks {k}"} for k in numbers
             }
         return {"answer": "ok"}
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from promptgen.prompting import prompt_text, stage_messages
+from promptgen.prompting.per_item import numbered_model
 
 # Bounded lengths keep a small model from running on until its token limit.
 Sentence = Annotated[str, Field(min_length=3, max_length=300)]
@@ -35,10 +36,6 @@ class RulesAnswer(BaseModel):
     rules: list[Sentence] = Field(min_length=1, max_length=50)
 
 
-class InverseItem(BaseModel):
-    number: int = Field(description="The number of the rule this one inverts.")
-    inverse: Sentence
-
-
-class InverseAnswer(BaseModel):
-    inverse_rules: list[InverseItem]
+def inverse_answer(count: int) -> type[BaseModel]:
+    """One inverse per numbered rule, under the rule's number."""
+    return numbered_model("InverseAnswer", count, Sentence)

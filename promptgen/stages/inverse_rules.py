@@ -5,7 +5,8 @@ from __future__ import annotations
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction, numbered, stage_messages
-from promptgen.prompting.analysis import InverseAnswer
+from promptgen.prompting.analysis import inverse_answer
+from promptgen.prompting.per_item import answers
 from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -55,7 +56,8 @@ async def run(item: WorkItem, scope: Scope) -> None:
             instructions=instruction(ctx.prompt, gen.instructions, "inverse_output_rules"),
         )
         result = await scope.complete(
-            messages, model="rules", output=InverseAnswer, temperature=gen.temperature,
+            messages, model="rules", output=inverse_answer(len(missing)),
+            temperature=gen.temperature,
             variant=attempt,
         )  # fmt: skip
         if not result.ok:
@@ -63,14 +65,13 @@ async def run(item: WorkItem, scope: Scope) -> None:
             continue
         error = None
         have = {r.inverse_of for r in ctx.inverse_rules}
-        for answer in result.parsed.inverse_rules:
-            if 1 <= answer.number <= len(missing) and answer.inverse.strip():
-                source = missing[answer.number - 1]
-                if _same(answer.inverse, source.text):
-                    continue  # a copy of the rule is no inverse: ask again
-                if source.id not in have:
-                    ctx.inverse_rules.append(Rule.make(answer.inverse, inverse_of=source.id))
-                    have.add(source.id)
+        for number, text in answers(result.parsed).items():
+            source = missing[number - 1]
+            if not text.strip() or _same(text, source.text):
+                continue  # a copy of the rule is no inverse: ask again
+            if source.id not in have:
+                ctx.inverse_rules.append(Rule.make(text, inverse_of=source.id))
+                have.add(source.id)
     order = {r.id: i for i, r in enumerate(ctx.rules)}
     ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
     left = _missing(ctx)

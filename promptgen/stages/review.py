@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import numbered, prompt_text, stage_messages, target_label
+from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.results import FailureMode, Test, TestReview, content_id
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -45,13 +46,8 @@ class CollectionReview(BaseModel):
 
 
 class ImportanceVerdict(BaseModel):
-    number: int = Field(description="The number of the test rated.")
     importance: Score = Field(description="1 (least) to 10 (most important).")
     note: str = Field(max_length=200, description="One line: why.")
-
-
-class ImportanceVerdicts(BaseModel):
-    verdicts: list[ImportanceVerdict]
 
 
 def collection_key(ctx: Context) -> str:
@@ -151,18 +147,17 @@ async def _rate(scope: Scope, review: TestReview, tests: list[Test]) -> None:
         intent=ctx.intent,
         tests=tests_text(ctx, tests),
     )
-    result = await scope.complete(messages, model="eval", output=ImportanceVerdicts)
+    answer = numbered_model("ImportanceVerdicts", len(tests), ImportanceVerdict)
+    result = await scope.complete(messages, model="eval", output=answer)
     if not result.ok:
         scope.fail(result.error)
         return
-    for verdict in result.parsed.verdicts:
-        if 1 <= verdict.number <= len(tests):
-            test = tests[verdict.number - 1]
-            if test.id not in review.importance:  # a second verdict for a number is ignored
-                review.importance[test.id] = verdict.importance
-                note = " ".join(verdict.note.split())
-                if note:
-                    review.notes[test.id] = note
+    for number, verdict in answers(result.parsed).items():
+        test = tests[number - 1]
+        review.importance[test.id] = verdict.importance
+        note = " ".join(verdict.note.split())
+        if note:
+            review.notes[test.id] = note
     review.model = review.model or result.model
     missing = sum(t.id not in review.importance for t in tests)
     if missing:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import stage_messages
+from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.results import Test, content_id
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -23,13 +24,8 @@ BATCH = 8
 
 
 class Verdict(BaseModel):
-    number: int
     valid: bool
     reason: str = Field(max_length=400)
-
-
-class Verdicts(BaseModel):
-    verdicts: list[Verdict]
 
 
 def enabled(cfg: RunConfig) -> bool:
@@ -55,14 +51,14 @@ async def run(item: WorkItem, scope: Scope) -> None:
         f"{i}. {json.dumps(t.inputs, ensure_ascii=False)}" for i, t in enumerate(tests, start=1)
     )
     messages = stage_messages("validity", input_spec=scope.ctx.input_spec or "", tests=shown)
-    result = await scope.complete(messages, model="eval", output=Verdicts)
+    answer = numbered_model("Verdicts", len(tests), Verdict)
+    result = await scope.complete(messages, model="eval", output=answer)
     if not result.ok:
         scope.fail(result.error)
         return
-    for verdict in result.parsed.verdicts:
-        if 1 <= verdict.number <= len(tests) and tests[verdict.number - 1].valid is None:
-            test = tests[verdict.number - 1]
-            test.valid, test.validity_reason = verdict.valid, verdict.reason
+    for number, verdict in answers(result.parsed).items():
+        test = tests[number - 1]
+        test.valid, test.validity_reason = verdict.valid, verdict.reason
     missing = sum(t.valid is None for t in tests)
     if missing:
         scope.fail(f"{missing} test(s) got no verdict; a re-run asks again")

@@ -26,7 +26,7 @@ class DropOnce(PipelineResponder):
         answer = super().answer(name, schema, text, n)
         if name == "Verdicts" and not self._dropped.is_set():
             self._dropped.set()
-            answer["verdicts"] = [v for v in answer["verdicts"] if v["number"] != 2]
+            answer.pop("2")
         return answer
 
 
@@ -36,7 +36,7 @@ class DropLast(PipelineResponder):
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         answer = super().answer(name, schema, text, n)
         if name == "Verdicts":
-            answer["verdicts"] = answer["verdicts"][:-1]
+            answer.pop(list(answer)[-1])
         return answer
 
 

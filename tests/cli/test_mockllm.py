@@ -1,0 +1,50 @@
+"""The pipeline against an independent server: ../shared/tools/mockllm.py, which answers
+every structured request with JSON valid against the schema it receives and nothing
+more (`--literal 1`). Skips when ../shared is absent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from promptgen import load_context
+from tests.cli.test_pipeline import promptgen
+from tests.conftest import REPO
+
+MOCK = REPO.parent / "shared" / "tools" / "mockllm.py"
+
+
+@pytest.fixture
+def literal_server() -> Iterator[str]:
+    if not MOCK.is_file():
+        pytest.skip(f"independent mock server not found at {MOCK}")
+    proc = subprocess.Popen(
+        [sys.executable, str(MOCK), "--literal", "1"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().split()[-1]
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("effort", ["min", "low"])
+def test_a_schema_literal_server_finishes_every_stage(
+    literal_server: str, tmp_path: Path, effort: str
+) -> None:
+    out = tmp_path / "out"
+    args = ["--effort", effort, "--api-base", literal_server, "--out", str(out), "-q"]
+    result = promptgen(tmp_path, "samples/classify-sentiment.prompty", *args, "--models", "m")
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(out / "context.json")
+    assert all(r.status == "done" for r in ctx.stages.values()), ctx.stages
+    # One inverse per rule, each under its rule's number, linked by id.
+    assert sorted(r.inverse_of for r in ctx.inverse_rules) == sorted(r.id for r in ctx.rules)
+    assert ctx.tests and all(ctx.rule(t.rule_id) is not None for t in ctx.tests)
+    assert ctx.test_runs and all("compliance" in r.metrics for r in ctx.test_runs)
