@@ -39,7 +39,8 @@ import openai  # noqa: F401  (imported before timing: it is process start-up, no
 import promptgen
 from bench.gateway import fake_server
 from promptgen import Context, Evaluation, Models, Options, Run, RunConfig, save_context
-from promptgen.llm import LLM, load_settings
+from promptgen.api import gateway_settings
+from promptgen.llm import LLM
 from promptgen.pipeline import critical_path, plan
 from promptgen.selection import eval_tests
 
@@ -55,11 +56,8 @@ EVAL_STAGES = ("groundtruth", "runs", "metrics")
 def _prepare(source: Path | str, options: Options, tmp: Path) -> promptgen.Prepared:
     """`promptgen.prepare` with the gateway settings of these options alone (no
     environment, no config file), so the bench measures the same thing everywhere."""
-    m = options.models
-    cli = {"api_base": m.api_base, "concurrency": m.concurrency, "cache": False}
-    cli.update({a: v for a, v in (("rules", m.rules_model), ("eval", m.eval_model),
-                                  ("baseline", m.baseline_model)) if v})  # fmt: skip
-    return promptgen.prepare(source, options, settings=load_settings(cli, env={}, cwd=tmp))
+    settings = gateway_settings(options, env={}, cwd=tmp)
+    return promptgen.prepare(source, options, settings=settings)
 
 
 async def _timed(prepared: promptgen.Prepared, global_limit: int) -> tuple[Context, float, int]:

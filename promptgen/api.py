@@ -16,7 +16,9 @@ default) into a frozen `RunConfig`, loads or resumes the context and loads the m
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,19 +54,21 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "prompt"
 
 
-def gateway_settings(options: Options) -> GatewaySettings:
-    """The gateway's settings: these options over the environment and config file."""
+def gateway_settings(
+    options: Options, env: Mapping[str, str] = os.environ, cwd: Path | None = None
+) -> GatewaySettings:
+    """The gateway's settings: these options over the environment (`env`) and the config
+    file (found from `cwd`)."""
     models = options.models
-    return load_settings(
-        {
-            "rules": models.rules_model,
-            "eval": models.eval_model,
-            "baseline": models.baseline_model,
-            "api_base": models.api_base,
-            "concurrency": models.concurrency,
-            "cache": options.run.cache,
-        }
-    )
+    given = {
+        "rules": models.rules_model,
+        "eval": models.eval_model,
+        "baseline": models.baseline_model,
+        "api_base": models.api_base,
+        "concurrency": models.concurrency,
+        "cache": options.run.cache,
+    }
+    return load_settings(given, env=env, cwd=cwd)
 
 
 def prepare(

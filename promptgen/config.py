@@ -146,7 +146,7 @@ class RunConfig:
 
     @property
     def reviewing(self) -> bool:
-        return self.gen.rate_tests or self.gen.filter_tests is not None
+        return self.gen.reviewing
 
     @property
     def with_groundtruth(self) -> bool:

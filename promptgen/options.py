@@ -147,6 +147,11 @@ class Generation(_Group):
     ] = None
     instructions: Instructions = Field(default_factory=Instructions)
 
+    @property
+    def reviewing(self) -> bool:
+        """The test collection is reviewed (--rate-tests, or --filter-tests N)."""
+        return self.rate_tests or self.filter_tests is not None
+
 
 class Evaluation(_Group):
     """How the tests are run on the models under test and scored."""

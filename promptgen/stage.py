@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.selection import eval_tests
 
 if TYPE_CHECKING:
     from promptgen.llm import LLM
@@ -45,16 +46,23 @@ class WorkItem:
     calls: int = 1
 
 
+# The stages that make the test set: what the evaluation and the review wait for.
+TEST_SET = ("tests", "baseline", "expand", "validity")
+
+
 @dataclass
 class Projection:
     """What earlier stages are expected to produce, for plans made before they ran."""
 
+    @property
+    def test_set_known(self) -> bool:
+        """The test set is finished, so stages after it can count instead of estimate."""
+        return set(TEST_SET) <= self.complete
+
     def eval_tests_of(self, ctx: Context, cfg: RunConfig) -> int:
         """Tests the evaluation will run: counted once the test set is finished, else
         projected from the tests expected (capped by maxTestsToRun)."""
-        from promptgen.selection import eval_tests
-
-        if {"tests", "baseline", "expand", "validity"} <= self.complete:
+        if self.test_set_known:
             return len(eval_tests(ctx, cfg))
         limit = cfg.ev.max_tests_to_run
         return min(self.tests, limit or self.tests)

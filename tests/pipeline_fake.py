@@ -156,3 +156,19 @@ class PipelineResponder:
         if not labels:  # baseline: no rules
             return {"tests": [case("B", k) for k in range(count)]}
         return {"tests": [case(label, k) for label in labels for k in range(count)]}
+
+
+class DropOnce(PipelineResponder):
+    """Leaves item 2 out of the first numbered answer named `name`, like a sloppy model."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self._dropped = threading.Event()
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == self.name and not self._dropped.is_set():
+            self._dropped.set()
+            answer.pop("2")
+        return answer

@@ -9,7 +9,7 @@ from typing import Any
 
 from promptgen.errors import BadInputError
 from promptgen.evaluation.parse import parse_check
-from promptgen.evaluation.protocol import Case, Metric, Verdict
+from promptgen.evaluation.protocol import Case, Metric, MetricBase, Verdict
 from promptgen.model import PromptUnderTest
 from promptgen.options import Options
 from promptgen.results import MetricInfo
@@ -26,16 +26,13 @@ def check_name(spec: Any) -> str:
 
 
 @dataclass
-class CheckMetric:
+class CheckMetric(MetricBase):
     """`spec` as written; when its values use `{{name}}`, each test fills them in."""
 
-    info: MetricInfo
     spec: Any
-    judged: bool = False
-    scores_groundtruth: bool = False
-    needs_groundtruth: bool = False
 
     def __post_init__(self) -> None:
+        self.judged = False  # a check asks no model
         self._check = parse_check(self.spec)  # raises BadInputError on a bad check
         self._templated = "{{" in json.dumps(self.spec)
 
@@ -43,10 +40,6 @@ class CheckMetric:
     def of(cls, spec: Any) -> CheckMetric:
         name = check_name(spec)
         return cls(MetricInfo(name=name, kind="check", description="deterministic check"), spec)
-
-    @property
-    def name(self) -> str:
-        return self.info.name
 
     async def evaluate(self, case: Case) -> Verdict:
         check = self._check

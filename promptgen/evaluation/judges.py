@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from promptgen.errors import RenderError
-from promptgen.evaluation.protocol import Case, Verdict
+from promptgen.evaluation.protocol import Case, MetricBase, Verdict
 from promptgen.llm import Completion
 from promptgen.model import PromptUnderTest
 from promptgen.prompting import stage_messages
 from promptgen.render import render_messages
-from promptgen.results import MetricInfo, Outcome
+from promptgen.results import Outcome
 
 
 class RuleCheck(BaseModel):
@@ -62,22 +62,7 @@ async def _ask(
 
 
 @dataclass
-class _Judge:
-    """What every LLM judge is: a metric that asks an eval model."""
-
-    info: MetricInfo
-    _: KW_ONLY
-    judged: bool = True
-    scores_groundtruth: bool = False
-    needs_groundtruth: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-
-@dataclass
-class ComplianceJudge(_Judge):
+class ComplianceJudge(MetricBase):
     """Reads the prompt, its rules, the input and the output; answers ok or err."""
 
     async def evaluate(self, case: Case) -> Verdict:
@@ -96,7 +81,7 @@ class ComplianceJudge(_Judge):
 
 
 @dataclass
-class ScoreJudge(_Judge):
+class ScoreJudge(MetricBase):
     """A built-in 0-100 judge: `accuracy` (output against the groundtruth) or
     `groundtruth` (how good a groundtruth answer is)."""
 
@@ -107,7 +92,7 @@ class ScoreJudge(_Judge):
 
 
 @dataclass
-class TemplateJudge(_Judge):
+class TemplateJudge(MetricBase):
     """A judge written as a prompt template: ok/err from its last OK/ERR word, or a
     structured 0-100 score when tagged `scorer`."""
 

@@ -7,7 +7,7 @@ groundtruth judges all implement it; the stages only ever call `evaluate`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from promptgen.context import PASS_SCORE
@@ -50,6 +50,22 @@ class Verdict:
     @classmethod
     def scored(cls, score: float, reason: str | None = None) -> Verdict:
         return cls(score=score, outcome="ok" if score >= PASS_SCORE else "err", reason=reason)
+
+
+@dataclass
+class MetricBase:
+    """What the metric kinds share: their description and the flags of the protocol
+    (an LLM judge by default)."""
+
+    info: MetricInfo
+    _: KW_ONLY
+    judged: bool = True
+    scores_groundtruth: bool = False
+    needs_groundtruth: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
 
 class Metric(Protocol):

@@ -40,5 +40,5 @@ def write_all(ctx: Context, folder: str | Path) -> None:
     write_outputs(ctx, folder)
     write_reports(ctx, folder)
     gen = ctx.options.generation
-    if gen.rate_tests or gen.filter_tests is not None:
+    if gen.reviewing:
         write_review_files(ctx, folder, gen.filter_tests)

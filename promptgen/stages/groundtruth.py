@@ -19,10 +19,10 @@ from promptgen.evaluation import make_case
 from promptgen.prompting.invoke import call_settings
 from promptgen.results import GroundtruthAttempt, Test
 from promptgen.selection import eval_tests
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
 from promptgen.stages.runs import run_test
 
-requires = ("rules", "tests", "baseline", "expand", "validity")
+requires = ("rules", *TEST_SET)
 phase = "evaluation"
 
 
@@ -43,7 +43,7 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     calls = 1 + len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
-    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+    if projection.test_set_known:
         return sum(i.calls for i in todo(ctx, cfg))
     return projection.eval_tests_of(ctx, cfg) * calls
 

@@ -13,9 +13,9 @@ from promptgen.context import Context
 from promptgen.prompting import numbered, prompt_text, stage_messages, target_label
 from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.results import FailureMode, Test, TestReview, content_id
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
 
-requires = ("intent", "rules", "tests", "baseline", "expand", "validity")
+requires = ("intent", "rules", *TEST_SET)
 phase = "generation"
 COLLECTION = "collection"
 # The collection review sees at most this many tests: enough to judge coverage, and a
@@ -73,7 +73,7 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+    if projection.test_set_known:
         return len(todo(ctx, cfg))
     return 1 + -(-projection.tests // IMPORTANCE_BATCH)
 

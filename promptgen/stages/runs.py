@@ -17,9 +17,9 @@ from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, call_settings, test_messages
 from promptgen.results import Test, TestRun
 from promptgen.selection import cells
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
 
-requires = ("tests", "baseline", "expand", "validity")
+requires = TEST_SET
 phase = "evaluation"
 
 
@@ -44,7 +44,7 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     projection.eval_tests = projection.eval_tests_of(ctx, cfg)
     projection.cells = projection.eval_tests * len(cfg.models) * cfg.ev.runs_per_test
-    if {"tests", "expand", "baseline", "validity"} <= projection.complete:
+    if projection.test_set_known:
         return len(todo(ctx, cfg))
     return projection.cells
 

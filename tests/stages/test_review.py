@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.formats.tests_file import filtered_file_schema, load_tests_file
-from promptgen.llm import LLM, RetryPolicy, load_settings
+from promptgen.llm import LLM
 from promptgen.model import Message, PromptUnderTest
 from promptgen.options import Generation, Options
 from promptgen.pipeline import complete, run_stage
@@ -29,11 +28,11 @@ from promptgen.report.review import (
     write_review_files,
 )
 from promptgen.results import FailureMode, Rule, Test, TestReview
-from tests.conftest import OPEN_GATEWAYS, run
+from tests.conftest import run
 from tests.fakellm import FakeLLM
-from tests.pipeline_fake import PipelineResponder
+from tests.pipeline_fake import DropOnce, PipelineResponder
+from tests.stagekit import EVAL, make_llm
 
-EVAL = "openai/judge-model"
 CFG = RunConfig(Options(generation=Generation(rate_tests=True)))
 
 
@@ -43,32 +42,6 @@ def review(ctx: Context, llm: LLM) -> None:
 
 def reviewed(ctx: Context) -> bool:
     return complete("review", ctx, CFG)
-
-
-class DropOnce(PipelineResponder):
-    """Leaves number 2 out of the first importance answer, like a sloppy model."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._dropped = threading.Event()
-
-    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
-        answer = super().answer(name, schema, text, n)
-        if name == "ImportanceVerdicts" and not self._dropped.is_set():
-            self._dropped.set()
-            answer.pop("2")
-        return answer
-
-
-def make_llm(fake: FakeLLM, tmp_path: Path) -> LLM:
-    settings = load_settings(
-        {"api_base": fake.url, "eval": EVAL, "cache_dir": str(tmp_path / "cache")},
-        env={},
-        cwd=tmp_path,
-    )
-    llm = LLM(settings, retry=RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02))
-    OPEN_GATEWAYS.append(llm)
-    return llm
 
 
 def make_context(n_tests: int) -> Context:
@@ -166,7 +139,7 @@ def test_review_and_importance_for_every_test(
 
 
 def test_missing_verdict_is_asked_again_in_a_smaller_call(tmp_path: Path) -> None:
-    responder = DropOnce()
+    responder = DropOnce("ImportanceVerdicts")
     with FakeLLM(responder=responder) as fake:
         llm = make_llm(fake, tmp_path)
         ctx = make_context(45)

@@ -5,29 +5,13 @@ failure of its own."""
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from promptgen.llm import LLM
 from promptgen.stages import validity
 from tests.fakellm import FakeLLM
-from tests.pipeline_fake import PipelineResponder
+from tests.pipeline_fake import DropOnce, PipelineResponder
 from tests.stagekit import config, context, schema_names, stage, texts
-
-
-class DropOnce(PipelineResponder):
-    """Leaves number 2 out of the first verdicts answer, like a sloppy model."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._dropped = threading.Event()
-
-    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
-        answer = super().answer(name, schema, text, n)
-        if name == "Verdicts" and not self._dropped.is_set():
-            self._dropped.set()
-            answer.pop("2")
-        return answer
 
 
 class DropLast(PipelineResponder):
@@ -65,7 +49,7 @@ def test_tests_are_judged_in_batches(fake: FakeLLM, llm: LLM) -> None:
 
 
 def test_a_test_left_out_is_asked_again_alone(fake: FakeLLM, llm: LLM) -> None:
-    fake.responder = DropOnce()
+    fake.responder = DropOnce("Verdicts")
     ctx = context(rules=1, tests=3)
     stage("validity", ctx, config(ctx, llm), llm)
     first, again = texts(fake, "Verdicts")
