@@ -21,7 +21,7 @@ from promptgen.gate import gate
 from promptgen.llm.config import split_models
 from promptgen.options import OPTION_FIELDS, OptionField, Options, effort_table, nest
 from promptgen.progress import make_reporter, print_warnings
-from promptgen.report.console import dry_run_table, options_table, summary
+from promptgen.report.console import dry_run_table, resolved_options_table, summary
 from promptgen.report.files import write_all
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overview, print_overview
@@ -148,7 +148,7 @@ def run(file: Path, **flags: Any) -> None:
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
     if options.run.print_options:
-        typer.echo(options_table(prepared.ctx.options, prepared.ctx.option_sources))
+        typer.echo(resolved_options_table(prepared.ctx.options, prepared.ctx.option_sources))
     if options.run.dry_run:
         typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
     if options.run.print_options or options.run.dry_run:

@@ -7,6 +7,7 @@ import functools
 import json
 from typing import Any
 
+from promptgen.context import Context
 from promptgen.formats import load_prompt
 from promptgen.model import PromptUnderTest
 from promptgen.render import render_messages
@@ -61,10 +62,11 @@ def numbered(texts: list[str]) -> str:
     return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))
 
 
-def target_label(rule_text: str | None, test: Test) -> str:
+def target_label(ctx: Context, test: Test) -> str:
     """What a test targets, in one line: its rule (marked inverse), or its origin."""
-    if rule_text is not None:
-        label = ("(inverse) " if test.inverse else "") + rule_text
+    rule = ctx.rule(test.rule_id)
+    if rule is not None:
+        label = ("(inverse) " if test.inverse else "") + rule.text
     elif test.origin == "sample":
         label = "(author's sample)"
     elif test.origin == "baseline":

@@ -25,7 +25,7 @@ def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
     return "\n".join(lines)
 
 
-def options_table(options: Options, sources: dict[str, str]) -> str:
+def resolved_options_table(options: Options, sources: dict[str, str]) -> str:
     rows = [f"{'option':<32} {'value':<14} from"]
     for name, value in flat(options, persisted_only=True).items():
         shown = value

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.context import Context
-from promptgen.prompting import target_label as _target
+from promptgen.prompting import target_label
 from promptgen.report.markdown import cell
 from promptgen.results import Rule, Test
 
@@ -106,8 +106,3 @@ def write_review_files(ctx: Context, folder: Path, filter_n: int | None) -> list
         filtered.write_text(text + "\n", encoding="utf-8")
         written.append(filtered)
     return written
-
-
-def target_label(ctx: Context, test: Test) -> str:
-    rule = ctx.rule(test.rule_id)
-    return _target(rule.text if rule else None, test)

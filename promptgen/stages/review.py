@@ -96,11 +96,6 @@ async def run(item: WorkItem, scope: Scope) -> None:
     scope.set_count("left_out", len(ctx.tests) - shown)
 
 
-def _label(ctx: Context, test: Test) -> str:
-    rule = ctx.rule(test.rule_id)
-    return target_label(rule.text if rule else None, test)
-
-
 def tests_text(ctx: Context, tests: list[Test]) -> str:
     """Numbered tests, each its target on one line and its inputs as JSON on the next."""
     lines = []
@@ -108,7 +103,7 @@ def tests_text(ctx: Context, tests: list[Test]) -> str:
         inputs = json.dumps(test.inputs, ensure_ascii=False)
         if len(inputs) > INPUTS_SHOWN:
             inputs = inputs[:INPUTS_SHOWN] + " ...(cut)"
-        lines += [f"{i}. {_label(ctx, test)}", f"   inputs: {inputs}"]
+        lines += [f"{i}. {target_label(ctx, test)}", f"   inputs: {inputs}"]
     return "\n".join(lines)
 
 
