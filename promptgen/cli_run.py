@@ -19,7 +19,7 @@ from promptgen import api
 from promptgen.errors import BadInputError
 from promptgen.gate import gate
 from promptgen.llm.config import split_models
-from promptgen.options import OPTION_FIELDS, OptionField, Options, effort_table, nest
+from promptgen.options import OPTION_FIELDS, OptionField, Options, effort_table, nest, shown
 from promptgen.progress import make_reporter, print_warnings
 from promptgen.report.console import dry_run_table, resolved_options_table, summary
 from promptgen.report.files import write_all
@@ -56,14 +56,8 @@ def _help(field: OptionField) -> str:
     if field.path[:2] == ("generation", "instructions"):
         text = f"Extra instructions for the {field.path[-1].replace('_', ' ')} stage."
     if field.opt.presets is not None:
-        text += " (effort: " + "/".join(_preset(v) for v in field.opt.presets) + ")"
+        text += " (effort: " + "/".join(shown(v) for v in field.opt.presets) + ")"
     return text
-
-
-def _preset(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "all" if value is None else str(value)
 
 
 def _switch(field: OptionField) -> bool:

@@ -11,7 +11,38 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from promptgen.options import effort_table, options_table
+from promptgen.options import OPTION_FIELDS, effort_table, shown
+
+
+def options_table() -> str:
+    """Every option as a Markdown table: flag, frontmatter key, default, meaning."""
+    rows = [
+        "| option | flag | frontmatter | default | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for field in OPTION_FIELDS:
+        flag = field.flag
+        if field.name == "cache":
+            flag = "--no-cache"
+        elif flag and field.annotation in (bool, bool | None) and field.path[0] != "run":
+            flag = f"{flag}/--no-{flag[2:]}"
+        if field.opt.presets is not None:
+            default = "preset"
+        elif field.default in (None, [], {}):
+            default = "-"
+        else:
+            default = shown(field.default)
+        help_text = field.opt.help or f"extra instructions for the {field.path[-1]} stage"
+        cells = [
+            f"`{field.name}`",
+            f"`{flag}`" if flag else "(set by `--tests FILE`)",
+            f"`{field.opt.key}`" if field.opt.key else "-",
+            default,
+            help_text.replace("|", "\\|"),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
 
 GENERATED: dict[str, Callable[[], str]] = {
     "effort-table": effort_table,

@@ -417,42 +417,13 @@ def effort_table() -> str:
     rows = []
     for field in PRESET_FIELDS:
         assert field.opt.presets is not None
-        cells = [_shown(v) for v in field.opt.presets]
+        cells = [shown(v) for v in field.opt.presets]
         rows.append(f"| {field.opt.key} | " + " | ".join(cells) + " |")
     return "\n".join([head, rule, *rows])
 
 
-def options_table() -> str:
-    """Every option as a Markdown table: flag, frontmatter key, default, meaning."""
-    rows = [
-        "| option | flag | frontmatter | default | meaning |",
-        "|---|---|---|---|---|",
-    ]
-    for field in OPTION_FIELDS:
-        flag = field.flag
-        if field.name == "cache":
-            flag = "--no-cache"
-        elif flag and field.annotation in (bool, bool | None) and field.path[0] != "run":
-            flag = f"{flag}/--no-{flag[2:]}"
-        if field.opt.presets is not None:
-            default = "preset"
-        elif field.default in (None, [], {}):
-            default = "-"
-        else:
-            default = _shown(field.default)
-        help_text = field.opt.help or f"extra instructions for the {field.path[-1]} stage"
-        cells = [
-            f"`{field.name}`",
-            f"`{flag}`" if flag else "(set by `--tests FILE`)",
-            f"`{field.opt.key}`" if field.opt.key else "-",
-            default,
-            help_text.replace("|", "\\|"),
-        ]
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
-
-
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A preset or default value as the docs and --help show it."""
     if value is None:
         return "all"
     if isinstance(value, bool):
