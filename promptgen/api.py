@@ -22,14 +22,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptgen.config import RunConfig, build_config, explicit, resolve_options, saved_flags
+from promptgen.config import (
+    SAVED,
+    RunConfig,
+    build_config,
+    explicit,
+    resolve_options,
+    saved_flags,
+)
 from promptgen.context import Context, load_context, save_context
-from promptgen.errors import ContextError
+from promptgen.errors import BadInputError, ContextError
 from promptgen.formats import load_prompt
 from promptgen.formats.tests_file import load_tests_file
 from promptgen.llm import LLM, GatewaySettings, load_settings
 from promptgen.model import PromptUnderTest
-from promptgen.options import Options, flat
+from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner
 from promptgen.progress import PlainReporter, Reporter
 
@@ -50,8 +57,18 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
 
 
+# Options that say which server and models a run calls: a resumed run keeps the saved
+# ones (and says so) rather than falling back to another server or the defaults.
+GATEWAY_OPTIONS = ("api_base", "models", "rules_model", "eval_model", "baseline_model")
+SLUG_LENGTH = 80
+
+
 def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower() or "prompt"
+    """A prompt's name as one folder name that stays inside the output folder: runs of
+    characters other than letters, digits, `.`, `_`, `-` become `-`; dots and dashes are
+    trimmed from both ends (never `.` or `..`); at most SLUG_LENGTH characters."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+    return text[:SLUG_LENGTH].strip("-.") or "prompt"
 
 
 def gateway_settings(
@@ -79,21 +96,59 @@ def prepare(
     `source` is a prompt file, a saved `context.json`, a PromptUnderTest or a Context.
     Raises BadInputError (exit code 2) on bad input, before any model is called."""
     options = config or Options()
-    settings = settings or gateway_settings(options)
     ctx, out, notes = _context(source, options)
+    check_outputs(out, options.run)
     given = explicit(options)
     if options.run.tests_file is not None:
         given["test_ids"] = add_tests(ctx, options.run.tests_file, notes)
     saved = saved_flags(ctx.options, ctx.option_sources) if ctx.option_sources else {}
-    resolved, sources = resolve_options(given, ctx.prompt.run_options, saved)
+    resolved, sources = resolve_options(
+        given, ctx.prompt.run_options, saved, prompt_file=ctx.prompt.source
+    )
+    resolved.run = options.run  # this invocation's own settings
+    settings = settings or gateway_settings(resolved)
     if not resolved.models.models and settings.models_under_test:
         resolved.models.models = list(settings.models_under_test)
         sources["models"] = settings.sources.get("models under test", "config")
-    resolved.run = options.run  # this invocation's own settings
-    notes += _changed(ctx, resolved, given)
+    notes += _changed(ctx, resolved, given) + _kept(resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
     return Prepared(ctx, cfg, out, notes)
+
+
+def check_outputs(out: Path, run: Run) -> None:
+    """Where the run writes must be writable as a folder (and --junit as a file), so a
+    typo fails now and not after the model calls."""
+    label = f"--out {out}" if run.out is not None else f"the output folder {out}"
+    _check_path(out, label, folder=True)
+    if run.junit is not None:
+        _check_path(run.junit, f"--junit {run.junit}", folder=False)
+
+
+def _check_path(path: Path, label: str, *, folder: bool) -> None:
+    if "\x00" in str(path):
+        raise BadInputError(f"{label}: a path cannot hold a NUL character")
+    if not folder and path.is_dir():
+        raise BadInputError(f"{label} is a folder", hint="give a file path")
+    for node in (path, *path.parents) if folder else path.parents:
+        if node.is_dir():
+            return
+        if node.exists() or node.is_symlink():
+            where = "is not a folder" if node == path else f"is inside {node}, which is a file"
+            raise BadInputError(f"{label} {where}", hint="give a folder path")
+
+
+def _kept(resolved: Options, sources: Mapping[str, str]) -> list[str]:
+    """The server and models a resumed run keeps from the run it continues."""
+    kept = []
+    for name in GATEWAY_OPTIONS:
+        value = resolved[name]
+        if sources.get(name) == SAVED and value:
+            shown = ";".join(value) if isinstance(value, list) else value
+            kept.append(f"{BY_NAME[name].flag} {shown}")
+    if not kept:
+        return []
+    return [f"resuming with {' and '.join(kept)} from the saved run"]
 
 
 def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]]:

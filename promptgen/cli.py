@@ -1,10 +1,17 @@
-"""The command line: parse options, call the library, print results. No pipeline logic."""
+"""The command line: parse options, call the library, print results. No pipeline logic.
+
+Exit codes: 0 ok, 1 quality gate failed, 2 bad input (one line, before any call),
+3 runtime or provider failure, 130 interrupted. PROMPTGEN_DEBUG=1 adds the traceback
+and keeps the code.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Annotated
 
@@ -18,8 +25,10 @@ from promptgen.evaluation import check_metrics
 from promptgen.formats import load_prompt
 from promptgen.inspect_view import inspect_data, print_inspect
 from promptgen.options import Options
-from promptgen.progress import print_warnings
+from promptgen.progress import pipe_closed, print_warnings, silence_stdout
 from promptgen.schemas import SCHEMAS, schema_text, write_schemas
+
+INTERRUPTED = 130
 
 
 class PromptgenGroup(DefaultCommandGroup):
@@ -102,22 +111,61 @@ app.command()(cli_llm.ask)
 def main() -> None:
     debug = os.environ.get("PROMPTGEN_DEBUG") == "1"
     load_dotenv(Path.cwd() / ".env", override=False)
+    sys.exit(run_app(debug))
+
+
+def run_app(debug: bool = False, args: list[str] | None = None) -> int:
+    """Run the command line; return its exit code. Every failure is one line on stderr
+    (plus the traceback with `debug`, which never changes the code)."""
     try:
-        app(prog_name="promptgen")
+        code = app(args=args, prog_name="promptgen", standalone_mode=False)
+        sys.stdout.flush()
+    except (KeyboardInterrupt, typer.Abort):
+        code = INTERRUPTED
+    except (BrokenPipeError, SystemExit) as err:
+        # The reader of stdout went away (`| head -1`): typer and rich turn that into
+        # exit code 1, which would read as "quality gate failed". It has what it wanted.
+        if not pipe_closed(err):
+            raise
+        silence_stdout()
+        return 0
     except PromptgenError as err:
-        if debug:
-            raise
-        typer.echo(f"promptgen: error: {err.one_line()}", err=True)
-        sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("promptgen: interrupted", err=True)
-        sys.exit(130)
-    except Exception as err:  # a bug: still one line, the traceback on request
-        if debug:
-            raise
-        typer.echo(
-            f"promptgen: internal error: {type(err).__name__}: {err} "
-            "(set PROMPTGEN_DEBUG=1 for the traceback)",
-            err=True,
-        )
-        sys.exit(3)
+        return _failed(f"promptgen: error: {err.one_line()}", err.exit_code, debug)
+    except Exception as err:
+        usage = _usage_error(err)
+        if usage is not None:
+            return _failed(*usage, debug)
+        hint = "" if debug else " (set PROMPTGEN_DEBUG=1 for the traceback)"
+        message = " ".join(f"{type(err).__name__}: {err}".split())
+        return _failed(f"promptgen: internal error: {message}{hint}", 3, debug)
+    if code == INTERRUPTED:  # typer's exit code for Ctrl-C
+        _echo_err("promptgen: interrupted")
+    return code if isinstance(code, int) else 0
+
+
+def _usage_error(err: Exception) -> tuple[str, int] | None:
+    """Click's own errors (no such option, a value that is not a number) as one line and
+    their exit code. Typer vendors click, so they are known by their interface."""
+    format_message = getattr(err, "format_message", None)
+    exit_code = getattr(err, "exit_code", None)
+    if not callable(format_message) or not isinstance(exit_code, int):
+        return None
+    if type(err).__name__ == "NoArgsIsHelpError":  # `promptgen` alone: the help, shown
+        return "", exit_code
+    ctx = getattr(err, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    message = " ".join(str(format_message()).split())
+    return f"promptgen: error: {message}{where}", exit_code
+
+
+def _failed(line: str, code: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    if line:
+        _echo_err(line)
+    return code
+
+
+def _echo_err(line: str) -> None:
+    with contextlib.suppress(BrokenPipeError, ValueError):  # stderr closed: the code says it
+        print(line, file=sys.stderr, flush=True)

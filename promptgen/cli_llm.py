@@ -5,17 +5,21 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from promptgen.errors import BadInputError, PromptgenError
+from promptgen.jsonio import read_json
 from promptgen.llm import ALIASES, LLM, Completion, load_settings
 from promptgen.llm.weights import SPECS, cache_root, status
+from promptgen.options import check_api_base
 
 ApiBase = Annotated[
     str | None,
@@ -33,13 +37,23 @@ def _llama_version() -> str | None:
         return None
 
 
+def _api_base(value: str | None) -> str | None:
+    """`--api-base` checked as the main command checks it: never empty or malformed."""
+    if value is None:
+        return None
+    try:
+        return check_api_base(value)
+    except ValueError as err:
+        raise BadInputError(f"--api-base {value!r}: {err}") from err
+
+
 def models(
     api_base: ApiBase = None,
     config: Config = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show what each model alias resolves to (and why), and the local model's state."""
-    settings = load_settings({"api_base": api_base, "config": config})
+    settings = load_settings({"api_base": _api_base(api_base), "config": config})
     local = {
         f"local/{name}": {
             "status": status(spec),
@@ -67,21 +81,24 @@ def models(
     table = Table(title="Model aliases", title_justify="left")
     for col in ("alias", "model", "from"):
         table.add_column(col)
+    # Every text is escaped: names, paths and `promptgen[local]` are not rich markup.
     for alias, row in data["aliases"].items():
-        table.add_row(alias, row["model"], row["source"])
+        table.add_row(escape(alias), escape(row["model"]), escape(row["source"]))
     under_test = ", ".join(settings.models_under_test) or "(none)"
-    table.add_row("under test", under_test, settings.sources["models under test"])
+    table.add_row("under test", escape(under_test), escape(settings.sources["models under test"]))
     console.print(table)
     if settings.api_base:
-        console.print(f"api base: {settings.api_base}")
+        console.print(escape(f"api base: {settings.api_base}"))
     local_table = Table(title="Embedded local models", title_justify="left")
     for col in ("model", "state", "size", "about"):
         local_table.add_column(col)
     for name, row in local.items():
-        local_table.add_row(name, row["status"], f"{row['size'] / 1e9:.2f} GB", row["description"])
+        size = f"{row['size'] / 1e9:.2f} GB"
+        local_table.add_row(escape(name), escape(row["status"]), size, escape(row["description"]))
     console.print(local_table)
     engine = _llama_version() or 'not installed (pip install "promptgen[local]")'
-    console.print(f"llama-cpp-python: {engine}; model files in {data['model_folder']}")
+    line = f"llama-cpp-python: {engine}; model files in {data['model_folder']}"
+    console.print(escape(line), soft_wrap=True)  # one line, never wrapped: a command in it
 
 
 def ask(
@@ -105,10 +122,13 @@ def ask(
     config: Config = None,
 ) -> None:
     """Send one prompt through the gateway and print the answer (usage goes to stderr)."""
+    _check_number("--temperature", temperature, 0, 2)
+    _check_number("--max-tokens", max_tokens, 1, None)
+    _check_number("--timeout", timeout, 0.001, None)
     schema = _read_schema(json_schema) if json_schema else None
     settings = load_settings(
         {
-            "api_base": api_base,
+            "api_base": _api_base(api_base),
             "timeout": timeout,
             "cache": not no_cache,
             "cache_dir": cache_dir,
@@ -134,6 +154,11 @@ def ask(
             await llm.aclose()
 
     result = asyncio.run(one_call())
+    if result.fault == "truncated" and schema is None and result.text:
+        # A person asking wants what came back, told that it is cut off.
+        typer.echo(result.text)
+        print(f"promptgen: warning: {result.error}", file=sys.stderr)
+        return
     if result.error:
         raise PromptgenError(result.error)
     if schema is not None:
@@ -149,13 +174,17 @@ def ask(
     )
 
 
+def _check_number(flag: str, value: float | None, low: float, high: float | None) -> None:
+    """A finite number in range, or an error naming the flag (before any call)."""
+    if value is None:
+        return
+    if not math.isfinite(value) or value < low or (high is not None and value > high):
+        accepted = f"{low:g}-{high:g}" if high is not None else f"at least {low:g}"
+        raise BadInputError(f"{flag} {value}: must be a finite number, {accepted}")
+
+
 def _read_schema(path: Path) -> dict[str, Any]:
-    try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise BadInputError("JSON Schema file not found", file=path) from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BadInputError(f"not valid JSON: {err}", file=path) from err
+    schema = read_json(path, "JSON Schema file", "give a file holding one JSON Schema object")
     if not isinstance(schema, dict):
         raise BadInputError("a JSON Schema must be an object", file=path)
     return schema

@@ -16,11 +16,20 @@ import typer
 from pydantic import ValidationError
 
 from promptgen import api
+from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.errors import BadInputError
 from promptgen.gate import gate
 from promptgen.llm.config import split_models
-from promptgen.options import OPTION_FIELDS, OptionField, Options, effort_table, nest, shown
-from promptgen.progress import make_reporter, print_warnings
+from promptgen.options import (
+    OPTION_FIELDS,
+    OptionField,
+    Options,
+    bounds,
+    effort_table,
+    nest,
+    shown,
+)
+from promptgen.progress import make_reporter, print_warnings, results_output
 from promptgen.report.console import dry_run_table, resolved_options_table, summary
 from promptgen.report.files import write_all
 from promptgen.report.junit import junit_xml
@@ -35,20 +44,27 @@ HELP = (
     "and reports. Re-running the same command resumes an interrupted run; FILE may be a "
     "saved context.json, e.g. to evaluate its tests on other models.\n\n"
     "Exit codes: 0 ok, 1 quality gate failed (--fail-under), 2 bad input, 3 provider or "
-    "runtime failure (unfinished stages, or failed calls above --fail-on-error)."
+    "runtime failure (unfinished stages, or failed calls above --fail-on-error), "
+    "130 interrupted (Ctrl-C; re-running resumes)."
 )
 FILE_HELP = "A prompt (.prompty, .prompt.yml, .md, .txt) or a saved context.json."
 
 
 def _flag_type(field: OptionField) -> Any:
-    """The type Typer parses the flag as (None default: "not given")."""
+    """The type Typer parses the flag as (None default: "not given"). Paths are read as
+    text, so an empty one is an error rather than the working folder."""
     if field.opt.parse is not None:
-        return list[Path] if field.opt.parse == "paths" else list[str]
+        return list[str]
     annotation = field.annotation
-    for kind in (bool, int, float, Path, str):
+    for kind in (bool, int, float):
         if annotation is kind or kind in getattr(annotation, "__args__", ()):
             return kind
-    return str  # Literal choices (effort) are checked by the options model
+    return str  # paths, and Literal choices (effort), are checked below and by the model
+
+
+def _is_path(field: OptionField) -> bool:
+    annotation = field.annotation
+    return annotation is Path or Path in getattr(annotation, "__args__", ())
 
 
 def _help(field: OptionField) -> str:
@@ -57,6 +73,9 @@ def _help(field: OptionField) -> str:
         text = f"Extra instructions for the {field.path[-1].replace('_', ' ')} stage."
     if field.opt.presets is not None:
         text += " (effort: " + "/".join(shown(v) for v in field.opt.presets) + ")"
+    accepted = bounds(field)
+    if accepted and "-" in accepted:
+        text += f" Accepted: {accepted}."
     return text
 
 
@@ -77,7 +96,7 @@ def _parameter(field: OptionField) -> inspect.Parameter:
         *names,
         help=_help(field),
         rich_help_panel=field.opt.panel,
-        metavar=metavar.get(field.opt.parse or ""),
+        metavar="PATH" if _is_path(field) else metavar.get(field.opt.parse or ""),
     )
     annotation = Annotated[kind if _switch(field) else Optional[kind], info]  # noqa: UP045
     default = False if _switch(field) else None
@@ -90,36 +109,57 @@ FLAGGED = [f for f in OPTION_FIELDS if f.flag is not None]
 
 
 def options_from_flags(values: dict[str, Any]) -> Options:
-    """The flags given (None or an unset switch: not given) as an Options."""
+    """The flags given (None or an unset switch: not given) as an Options; a bad value
+    raises BadInputError naming its flag."""
     given: dict[str, Any] = {}
     for field in FLAGGED:
         value = values.get(field.name)
         if value is None or (_switch(field) and value is False):
             continue
-        if field.name == "cache":
-            value = False  # --no-cache
-        elif field.opt.parse == "list":
-            value = split_models(value)
-        elif field.opt.parse == "paths":
-            value = [str(p) for p in value]
-        elif field.opt.parse == "params":
-            value = parse_params(value)
-        given[field.name] = value
+        given[field.name] = _flag_value(field, value)
     try:
         return Options.model_validate(nest(given))
     except ValidationError as err:
-        first = err.errors()[0]
-        name = str(first["loc"][-1]) if first["loc"] else "options"
-        flag = next((f.flag for f in FLAGGED if f.name == name or f.path[-1] == name), name)
-        raise BadInputError(
-            f"option {flag} (command line): {first['msg']}",
-            hint="see `promptgen --help` for the accepted values",
-        ) from err
+        raise BadInputError(option_problem(err).message(COMMAND_LINE)) from err
+
+
+def _flag_value(field: OptionField, value: Any) -> Any:
+    """One flag's value as the options model takes it."""
+    flag = field.flag
+    if field.name == "cache":
+        return False  # --no-cache
+    if field.opt.parse == "list":
+        models = split_models(value)
+        if not models:
+            raise BadInputError(f"{flag} is empty; give model names or drop the flag")
+        return models
+    if field.opt.parse == "params":
+        return parse_params(value)
+    if field.opt.parse is not None:  # repeated TEXT or FILE
+        if any(not str(item).strip() for item in value):
+            raise BadInputError(f"{flag} is empty; give a value or drop the flag")
+        if field.opt.parse == "paths":
+            for item in value:
+                _check_path(flag, item)
+        return list(value)
+    if _is_path(field):
+        _check_path(flag, value)
+        return Path(value)
+    return value
+
+
+def _check_path(flag: str | None, value: str) -> None:
+    if not value.strip():
+        raise BadInputError(f"{flag} is empty; give a path or drop the flag")
+    if "\x00" in value:
+        raise BadInputError(f"{flag} {value!r}: a path cannot hold a NUL character")
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:
     """`["temperature=0", "stop=[END]"]` -> {"temperature": 0, "stop": ["END"]} (YAML values)."""
     import yaml
+
+    from promptgen.yamlpos import load_yaml
 
     params: dict[str, Any] = {}
     for item in items:
@@ -129,7 +169,7 @@ def parse_params(items: list[str]) -> dict[str, Any]:
                 f"--param {item!r} needs KEY=VALUE", hint="e.g. --param temperature=0"
             )
         try:
-            params[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+            params[key.strip()] = load_yaml(value).data if value.strip() else ""
         except yaml.YAMLError:
             params[key.strip()] = value
     return params
@@ -141,18 +181,20 @@ def run(file: Path, **flags: Any) -> None:
     print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
-    if options.run.print_options:
-        typer.echo(resolved_options_table(prepared.ctx.options, prepared.ctx.option_sources))
-    if options.run.dry_run:
-        typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
+    with results_output():
+        if options.run.print_options:
+            typer.echo(resolved_options_table(prepared.ctx.options, prepared.ctx.option_sources))
+        if options.run.dry_run:
+            typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
     if options.run.print_options or options.run.dry_run:
         return
     started = time.perf_counter()
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
     write_all(ctx, prepared.out)
-    typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
-    if ctx.test_runs:  # a result, like the summary: printed even with --quiet
-        print_overview(overview(ctx))
+    with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
+        typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
+        if ctx.test_runs:  # a result, like the summary: printed even with --quiet
+            print_overview(overview(ctx))
     if options.run.junit is not None:
         options.run.junit.parent.mkdir(parents=True, exist_ok=True)
         options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")

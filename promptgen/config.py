@@ -21,12 +21,15 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import (
     BY_KEY,
     BY_NAME,
+    BY_PATH,
     EFFORTS,
     OPTION_FIELDS,
     Effort,
     Evaluation,
     Generation,
+    OptionField,
     Options,
+    bounds,
     flat,
     nest,
     preset,
@@ -64,24 +67,35 @@ def resolve_options(
     given: Options | Mapping[str, Any] | None = None,
     frontmatter: Mapping[str, Any] | None = None,
     saved: Mapping[str, Any] | None = None,
+    *,
+    prompt_file: str | None = None,
 ) -> tuple[Options, dict[str, str]]:
     """Merge the layers; return the options and the source of every flat option.
 
     `given` is an Options (its explicitly set fields count) or flat {name: value};
-    `saved` holds the flat options an earlier run of this context got on its command line.
-    """
+    `saved` holds the flat options an earlier run of this context got on its command line;
+    `prompt_file` names the file the frontmatter came from, for error messages. Every
+    value is checked against its declaration: a bad one raises BadInputError naming the
+    flag, or the frontmatter key and file, it came from."""
     cli = explicit(given) if isinstance(given, Options) else dict(given or {})
     front = frontmatter_values(frontmatter or {})
     saved = dict(saved or {})
-    effort = cli.get("effort") or saved.get("effort") or front.get("effort") or "low"
-    if effort not in EFFORTS:
-        raise BadInputError(f"unknown effort {effort!r}", hint="use min, low, medium or high")
     layers: list[tuple[Mapping[str, Any], str]] = [
         (cli, COMMAND_LINE),
         (saved, SAVED),
         (front, "frontmatter"),
-        (preset(effort), f"effort {effort}"),
     ]
+    effort, effort_source = next(
+        ((layer["effort"], src) for layer, src in layers if layer.get("effort") is not None),
+        ("low", "default"),
+    )
+    if effort not in EFFORTS:
+        raise BadInputError(
+            f"{_where(effort_source, 'effort', effort)}: must be one of "
+            f"{', '.join(EFFORTS[:-1])} or {EFFORTS[-1]}",
+            file=prompt_file if effort_source == "frontmatter" else None,
+        )
+    layers.append((preset(effort), f"effort {effort}"))
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for fld in OPTION_FIELDS:
@@ -95,13 +109,71 @@ def resolve_options(
     try:
         return Options.model_validate(nest(values)), sources
     except ValidationError as err:
-        first = err.errors()[0]
-        name = str(first["loc"][-1]) if first["loc"] else "options"
-        shown = BY_NAME[name].flag or name if name in BY_NAME else name
+        problem = option_problem(err)
+        source = sources.get(problem.field.name, "?") if problem.field else "?"
         raise BadInputError(
-            f"option {shown} ({sources.get(name, '?')}): {first['msg']}",
-            hint="see `promptgen --help` for the accepted values",
+            problem.message(source), file=prompt_file if source == "frontmatter" else None
         ) from err
+
+
+def _where(source: str, name: str, value: Any) -> str:
+    """An option as the user set it: `--flag 'value'` or `frontmatter key k = 'value'`."""
+    field = BY_NAME[name]
+    if source == "frontmatter" and field.opt.key:
+        return f"frontmatter key {field.opt.key} = {value!r}"
+    flag = field.flag or name
+    return f"{flag} {value!r}" if source == COMMAND_LINE else f"{flag} = {value!r} ({source})"
+
+
+@dataclass(frozen=True)
+class OptionProblem:
+    """The first error of an Options validation: which option, its value, what is wrong."""
+
+    field: OptionField | None
+    value: Any
+    reason: str
+    loc: tuple[str | int, ...]
+
+    def message(self, source: str) -> str:
+        """One line naming the option as the user set it: its flag, or its
+        frontmatter key."""
+        value = _shown_value(self.value)
+        if self.field is None:
+            return f"options {'.'.join(map(str, self.loc))} = {value}: {self.reason}"
+        if source == "frontmatter" and self.field.opt.key:
+            return f"frontmatter key {self.field.opt.key} = {value}: {self.reason}"
+        shown = self.field.flag or self.field.name
+        if source == COMMAND_LINE:
+            return f"{shown} {value}: {self.reason}"
+        return f"option {shown} = {value} ({source}): {self.reason}"
+
+
+def _shown_value(value: Any) -> str:
+    try:
+        text = str(value) if isinstance(value, int | float) else repr(value)
+    except ValueError:  # an int too long to print
+        return "(a huge number)"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def option_problem(err: ValidationError) -> OptionProblem:
+    """The first error of a failed Options validation, in words for one line."""
+    first = err.errors()[0]
+    loc = tuple(first["loc"])
+    field = next((BY_PATH[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in BY_PATH), None)
+    ctx = first.get("ctx", {})
+    reasons = {
+        "greater_than_equal": lambda: f"must be at least {ctx.get('ge'):g}",
+        "less_than_equal": lambda: f"must be at most {ctx.get('le'):g}",
+        "finite_number": lambda: "must be a finite number",
+        "literal_error": lambda: f"must be one of {str(ctx.get('expected')).replace(chr(39), '')}",
+    }
+    make = reasons.get(first["type"])
+    reason = make() if make else str(first["msg"]).removeprefix("Value error, ")
+    accepted = bounds(field) if field is not None else None
+    if accepted and "-" in accepted and first["type"] in reasons:
+        reason = f"{reason} (accepted: {accepted})"
+    return OptionProblem(field, first.get("input"), reason, loc)
 
 
 def saved_flags(options: Options, sources: Mapping[str, str]) -> dict[str, Any]:

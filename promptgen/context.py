@@ -41,7 +41,7 @@ from promptgen.results import (
     TestRun,
     UsageTotals,
 )
-from promptgen.secrets import redact
+from promptgen.secrets import redact, scrub
 
 CONTEXT_VERSION = 2
 RunKey = tuple[str, str, int]
@@ -80,6 +80,7 @@ class Context(BaseModel):
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
+    _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _index: dict[VerdictKey, int] | None = PrivateAttr(None)
     _groups: dict[tuple[RunKey, str], dict[str | None, int]] = PrivateAttr(default_factory=dict)
     _index_size: int = PrivateAttr(-1)
@@ -198,10 +199,20 @@ class Context(BaseModel):
     def new(cls, prompt: PromptUnderTest, **fields: Any) -> Context:
         return cls(prompt=prompt, prompt_hash=prompt.content_hash(), **fields)
 
+    def warn_on_load(self, message: str) -> None:
+        """A warning about how this file was read: shown with the prompt's warnings for
+        this run (the CLI prints them), never written back to the file."""
+        self._load_warnings.append(message)
+        self.prompt.warnings.append(message)
+
     def to_json(self) -> str:
         data = self.model_dump(mode="json")
         data["options"] = redact(data["options"])
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        transient = set(self._load_warnings)
+        data["prompt"]["warnings"] = [w for w in data["prompt"]["warnings"] if w not in transient]
+        # Errors are scrubbed as they are recorded; this also blanks a configured key that
+        # a model under test echoed into its output.
+        return scrub(json.dumps(data, indent=2, ensure_ascii=False) + "\n", shapes=False)
 
 
 def summary(results: list[MetricResult], scorer: bool) -> MetricSummary:
@@ -277,25 +288,94 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def load_context(path: str | Path) -> Context:
-    """Read and validate a saved context; every failure is one clear ContextError."""
+    """Read and validate a saved context; every failure is one clear ContextError.
+
+    The file is checked against promptgen.bounds first (size, nesting, lone surrogates,
+    numbers), then its shape; tests or rules saved twice with the same id are kept once
+    (with a warning) when identical, and refused when they differ."""
     path = Path(path)
     data = read_json(
         path, "context file", "the file is damaged; re-run from the prompt file", ContextError
     )
+    _check_checks(data, path)
     try:
-        return Context.model_validate(data)
+        ctx = Context.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        newer = "newer than this promptgen" in message
-        raise ContextError(
-            f"not a valid promptgen context: {where + ': ' if where else ''}{message}",
+        raise _invalid(err, path) from err
+    for warning in _deduplicate(ctx, path):
+        ctx.warn_on_load(warning)
+    return ctx
+
+
+def _invalid(err: ValidationError, path: Path) -> ContextError:
+    first = err.errors()[0]
+    loc = tuple(first["loc"])
+    where = ".".join(str(p) for p in loc)
+    if first["type"] == "extra_forbidden" and loc[:1] == ("options",) and len(loc) > 1:
+        group: Any = Options().model_dump(mode="json")
+        for part in loc[1:-1]:
+            group = group.get(part) if isinstance(group, dict) else None
+        known = ", ".join(sorted(group)) if isinstance(group, dict) else "none"
+        return ContextError(
+            f"unknown option '{'.'.join(str(p) for p in loc[1:])}' in the saved options",
             file=path,
-            hint=None
-            if newer
-            else "re-run from the prompt file (shape: schemas/context.schema.json)",
-        ) from err
+            hint=f"the known ones there are: {known}; remove the key, "
+            "or run from the prompt file instead of this context",
+        )
+    message = first["msg"].removeprefix("Value error, ")
+    newer = "newer than this promptgen" in message
+    return ContextError(
+        f"not a valid promptgen context: {where + ': ' if where else ''}{message}",
+        file=path,
+        hint=None if newer else "re-run from the prompt file (shape: schemas/context.schema.json)",
+    )
+
+
+def _check_checks(data: Any, path: Path) -> None:
+    """`prompt.checks` entries are `NAME=VALUE` text or `{name: arguments}` (plus an
+    optional 'name'); what a check means is checked when the run builds it."""
+    prompt = data.get("prompt") if isinstance(data, dict) else None
+    checks = prompt.get("checks") if isinstance(prompt, dict) else None
+    if not isinstance(checks, list):
+        return  # missing, or the shape check below reports it
+    for i, spec in enumerate(checks):
+        ok = isinstance(spec, str) and "=" in spec
+        if isinstance(spec, dict):
+            named = len(spec) == 2 and isinstance(spec.get("name"), str)
+            keys = [k for k in spec if k != "name"] if named else list(spec)
+            ok = len(keys) == 1 and isinstance(keys[0], str)
+        if not ok:
+            shown = json.dumps(spec, ensure_ascii=False, default=str)
+            raise ContextError(
+                f"prompt.checks[{i}] is not a check: "
+                f"{shown if len(shown) <= 60 else shown[:59] + '…'}",
+                file=path,
+                hint="write NAME=VALUE or {NAME: ARGUMENTS} (docs/metrics.md), "
+                "or re-run from the prompt file",
+            )
+
+
+def _deduplicate(ctx: Context, path: Path) -> list[str]:
+    warnings = []
+    for field in ("tests", "rules", "inverse_rules"):
+        kept: dict[str, Any] = {}
+        for item in getattr(ctx, field):
+            earlier = kept.setdefault(item.id, item)
+            if earlier is not item and earlier != item:
+                raise ContextError(
+                    f"{field}: id {item.id} appears twice, with different content",
+                    file=path,
+                    hint="remove one of them, or re-run from the prompt file",
+                )
+        dropped = len(getattr(ctx, field)) - len(kept)
+        if dropped:
+            setattr(ctx, field, list(kept.values()))
+            noun = {"tests": "test", "rules": "rule", "inverse_rules": "inverse rule"}[field]
+            warnings.append(
+                f"{path}: {dropped} {noun}(s) saved twice with the same id and content; "
+                "each is kept once"
+            )
+    return warnings
 
 
 def context_schema() -> dict[str, Any]:

@@ -11,14 +11,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from promptgen.options import OPTION_FIELDS, effort_table, shown
+from promptgen.options import OPTION_FIELDS, bounds, effort_table, shown
 
 
 def options_table() -> str:
-    """Every option as a Markdown table: flag, frontmatter key, default, meaning."""
+    """Every option as a Markdown table: flag, frontmatter key, default, accepted
+    values (from the option's declared bounds), meaning."""
     rows = [
-        "| option | flag | frontmatter | default | meaning |",
-        "|---|---|---|---|---|",
+        "| option | flag | frontmatter | default | accepted | meaning |",
+        "|---|---|---|---|---|---|",
     ]
     for field in OPTION_FIELDS:
         flag = field.flag
@@ -38,6 +39,7 @@ def options_table() -> str:
             f"`{flag}`" if flag else "(set by `--tests FILE`)",
             f"`{field.opt.key}`" if field.opt.key else "-",
             default,
+            bounds(field) or "-",
             help_text.replace("|", "\\|"),
         ]
         rows.append("| " + " | ".join(cells) + " |")

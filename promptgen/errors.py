@@ -32,7 +32,10 @@ class PromptgenError(Exception):
         if self.file:
             where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
         hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}{self.message}{hint}"
+        text = f"{where}{self.message}{hint}"
+        if not text.isprintable():  # one line, whatever the user's text held
+            text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+        return text
 
     def __str__(self) -> str:
         return self.one_line()

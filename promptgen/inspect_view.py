@@ -10,9 +10,14 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from promptgen.errors import RenderError
+from promptgen.errors import RenderError, TemplateSecurityError
+from promptgen.evaluation import check_name
+from promptgen.formats.github_models import evaluator_kind
 from promptgen.model import PromptUnderTest
 from promptgen.render import render_messages
+
+SHOWN_CHARS = 4_000  # of each message in the tables (--json has everything)
+SHOWN_ROWS = 50  # of each table
 
 
 def example_values(prompt: PromptUnderTest) -> tuple[dict[str, Any], dict[str, str]]:
@@ -41,12 +46,16 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
     try:
         rendered: Any = render_messages(prompt, values)
         render_error = None
-    except RenderError as err:
+    except TemplateSecurityError:
+        raise  # the template breaks the sandbox's rules or limits: an error, exit code 2
+    except RenderError as err:  # e.g. a placeholder where the template wants an object
         rendered, render_error = [], err.one_line()
     return {
         "prompt": prompt.model_dump(mode="json", exclude={"frontmatter"}),
         "inputs_declared": [i.name for i in prompt.declared_inputs],
         "inputs_detected": [i.name for i in prompt.detected_inputs],
+        "checks": checks_data(prompt),
+        "evaluators": evaluators_data(prompt),
         "render_values": values,
         "render_value_sources": sources,
         "rendered": rendered,
@@ -54,8 +63,35 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
     }
 
 
+def checks_data(prompt: PromptUnderTest) -> list[dict[str, Any]]:
+    """Each deterministic check: the metric name it is reported under, as written, line."""
+    lines = prompt.check_lines
+    return [
+        {"name": check_name(spec), "check": spec, "line": lines[i] if i < len(lines) else None}
+        for i, spec in enumerate(prompt.checks)
+    ]
+
+
+def evaluators_data(prompt: PromptUnderTest) -> list[dict[str, Any]]:
+    """A GitHub Models prompt's `evaluators`: name, kind, and whether promptgen runs it
+    (string evaluators run as checks; llm and uses evaluators are kept, not run)."""
+    if prompt.format != "prompt.yml":
+        return []
+    evaluators = prompt.frontmatter.get("evaluators") or []
+    return [
+        {
+            "name": e.get("name"),
+            "kind": evaluator_kind(e),
+            "run": evaluator_kind(e) == "string",
+        }
+        for e in evaluators
+        if isinstance(e, dict)
+    ]
+
+
 def _short(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = text[: limit * 4]
     text = text.replace("\n", "⏎ ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -64,7 +100,8 @@ def _inputs_table(prompt: PromptUnderTest, sources: dict[str, str]) -> Table:
     table = Table(title="Inputs", title_justify="left", expand=False)
     for col in ("name", "type", "origin", "default", "sample", "enum", "description"):
         table.add_column(col)
-    for spec in prompt.inputs.values():
+    _more(table, len(prompt.inputs))
+    for spec in list(prompt.inputs.values())[:SHOWN_ROWS]:
         table.add_row(
             spec.name,
             spec.type,
@@ -77,12 +114,27 @@ def _inputs_table(prompt: PromptUnderTest, sources: dict[str, str]) -> Table:
     return table
 
 
+def _clipped(text: str) -> str:
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return (
+        f"{text[:SHOWN_CHARS]}\n… ({len(text) - SHOWN_CHARS:,} more characters; --json shows all)"
+    )
+
+
+def _more(table: Table, total: int) -> None:
+    if total > SHOWN_ROWS:
+        table.caption = f"first {SHOWN_ROWS} of {total:,} (--json shows all)"
+
+
 def _messages(title: str, messages: list[dict[str, Any]]) -> Panel:
     parts = []
-    for m in messages:
+    for m in messages[:SHOWN_ROWS]:
         extra = {k: v for k, v in m.items() if k not in ("role", "content")}
-        attrs = f" {escape(json.dumps(extra))}" if extra else ""
-        parts.append(f"[bold cyan]{m['role']}[/]{attrs}:\n{escape(m['content'])}")
+        attrs = f" {escape(_short(extra, 200))}" if extra else ""
+        parts.append(f"[bold cyan]{m['role']}[/]{attrs}:\n{escape(_clipped(m['content']))}")
+    if len(messages) > SHOWN_ROWS:
+        parts.append(f"… {len(messages) - SHOWN_ROWS:,} more messages (--json shows all)")
     return Panel("\n\n".join(parts) or "(none)", title=title, title_align="left")
 
 
@@ -106,7 +158,8 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
         table = Table(title="Scenarios", title_justify="left")
         for col in ("name", "instructions", "parameters"):
             table.add_column(col)
-        for s in prompt.scenarios:
+        _more(table, len(prompt.scenarios))
+        for s in prompt.scenarios[:SHOWN_ROWS]:
             table.add_row(
                 escape(s.name),
                 escape(_short(s.instructions or "", 50)),
@@ -117,7 +170,8 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
         table = Table(title="Test samples", title_justify="left")
         for col in ("#", "inputs", "expected", "file"):
             table.add_column(col)
-        for i, sample in enumerate(prompt.test_samples):
+        _more(table, len(prompt.test_samples))
+        for i, sample in enumerate(prompt.test_samples[:SHOWN_ROWS]):
             table.add_row(
                 str(i),
                 escape(_short(sample.inputs, 70)),
@@ -125,11 +179,12 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
                 escape(sample.source or ""),
             )
         console.print(table)
+    _print_checks(console, data)
     instructions = prompt.instructions.model_dump(exclude_none=True)
     if instructions:
         grid = Table.grid(padding=(0, 2))
         for stage, text in instructions.items():
-            grid.add_row(stage, escape(text))
+            grid.add_row(stage, escape(_clipped(text)))
         console.print(Panel(grid, title="Stage instructions", title_align="left"))
     values = ", ".join(f"{k}={v}" for k, v in data["render_value_sources"].items())
     if data["render_error"]:
@@ -137,3 +192,27 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     else:
         console.print(_messages(f"Rendered (values from: {values})", data["rendered"]))
     console.print(Group())
+
+
+def _print_checks(console: Console, data: dict[str, Any]) -> None:
+    if data["checks"]:
+        table = Table(title="Checks (deterministic, on every output)", title_justify="left")
+        for col in ("name", "check", "line"):
+            table.add_column(col)
+        _more(table, len(data["checks"]))
+        for check in data["checks"][:SHOWN_ROWS]:
+            spec = check["check"]
+            if isinstance(spec, dict) and len(spec) == 2 and "name" in spec:
+                spec = {k: v for k, v in spec.items() if k != "name"}
+            shown = escape(_short(spec, 60))
+            table.add_row(escape(_short(check["name"], 40)), shown, str(check["line"] or ""))
+        console.print(table)
+    if data["evaluators"]:
+        table = Table(title="Evaluators (prompt.yml)", title_justify="left")
+        for col in ("name", "kind", "promptgen"):
+            table.add_column(col)
+        _more(table, len(data["evaluators"]))
+        for e in data["evaluators"][:SHOWN_ROWS]:
+            how = "runs it as a check" if e["run"] else "keeps it, does not run it"
+            table.add_row(escape(_short(e["name"] or "(no name)", 40)), e["kind"], how)
+        console.print(table)

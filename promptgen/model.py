@@ -6,9 +6,9 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
-from promptgen.secrets import redact
+from promptgen.secrets import redact, register_mapping
 
 Role = Literal["system", "user", "assistant", "developer", "function", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "developer", "function", "tool")
@@ -33,8 +33,18 @@ class ModelConfig(_Model):
     )
     response_format: Any = None
 
-    @field_serializer("connection")
+    @model_validator(mode="after")
+    def _register_secrets(self) -> ModelConfig:
+        """Keys written into the prompt are known to `secrets.scrub` from the moment the
+        prompt is read, so no error text that quotes them is written out."""
+        register_mapping(self.connection)
+        register_mapping(self.parameters)
+        return self
+
+    @field_serializer("connection", "parameters")
     def _hide_secrets(self, value: dict[str, Any]) -> dict[str, Any]:
+        """Only what is written out is redacted: the call still gets the real values
+        (`prompting.invoke.call_settings` reads the attribute, not a dump)."""
         return redact(value)
 
 

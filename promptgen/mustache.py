@@ -5,7 +5,10 @@ pystache calls what it finds), and both HTML-escape `{{x}}`, which corrupts prom
 Here a name only ever looks up dict keys and list indexes, and nothing is escaped.
 Supported: variables, `{{{x}}}`/`{{&x}}`, sections, inverted sections, comments,
 dotted names, `{{.}}`, standalone-line trimming. Partials and delimiter changes are
-rejected with a clear error.
+rejected with a clear error. Rendering is bounded like Jinja's (promptgen.bounds):
+sections nest at most MAX_TEMPLATE_NESTING deep, a render has a budget of steps and
+seconds (sections over long lists inside each other), and the output has a maximum
+length, checked before each value's text is built.
 """
 
 from __future__ import annotations
@@ -14,6 +17,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from promptgen.bounds import (
+    MAX_TEMPLATE_CHARS,
+    MAX_TEMPLATE_NESTING,
+    MAX_TEMPLATE_TAGS,
+    Budget,
+    measure,
+    printable,
+)
 
 _TAG = re.compile(r"\{\{(\{)?\s*([#^/!&>=]?)\s*(.*?)\s*(\})?\}\}", re.S)
 _MISSING = object()
@@ -50,11 +62,14 @@ def _check_name(name: str, line: int) -> None:
     if name == ".":
         return
     if not _NAME.match(name):
-        raise MustacheError(f"'{name}' is not a mustache name (letters, digits, _ . -)", line)
+        raise MustacheError(
+            f"'{printable(name)}' is not a mustache name (letters, digits, _ . -)", line
+        )
     for part in name.split("."):
         if not part or part.startswith("_"):
             raise MustacheSecurityError(
-                f"'{name}' reaches for a private or internal name; templates may only use data",
+                f"'{printable(name)}' reaches for a private or internal name; "
+                "templates may only use data",
                 line,
             )
 
@@ -75,11 +90,19 @@ def parse(template: str) -> list[_Node]:
     stack: list[_Node] = []
     out = root
     pos = 0
+    tags = template.count("{{")
+    if tags > MAX_TEMPLATE_TAGS:
+        raise MustacheSecurityError(
+            f"the template has {tags:,} tags; promptgen reads at most {MAX_TEMPLATE_TAGS:,} "
+            "in one message"
+        )
+    line, counted = 1, 0  # lines are counted as the tags go (never from the start again)
     for match in _TAG.finditer(template):
         if match.start() < pos:
             continue
         triple, sigil, name = match.group(1), match.group(2), match.group(3)
-        line = template.count("\n", 0, match.start()) + 1
+        line += template.count("\n", counted, match.start())
+        counted = match.start()
         start, end = match.start(), match.end()
         if sigil in "#^/!" and sigil:
             span = _standalone_span(template, start, end)
@@ -97,21 +120,27 @@ def parse(template: str) -> list[_Node]:
             raise MustacheError("unclosed '{{{' tag", line)
         _check_name(name, line)
         if sigil in ("#", "^"):
+            if len(stack) >= MAX_TEMPLATE_NESTING:
+                raise MustacheSecurityError(
+                    f"sections nested more than {MAX_TEMPLATE_NESTING} deep", line
+                )
             node = _Node("section" if sigil == "#" else "inverted", name, line)
             out.append(node)
             stack.append(node)
             out = node.children
         elif sigil == "/":
             if not stack or stack[-1].value != name:
-                raise MustacheError(f"unexpected closing tag '{{{{/{name}}}}}'", line)
+                raise MustacheError(f"unexpected closing tag '{{{{/{printable(name)}}}}}'", line)
             stack.pop()
             out = stack[-1].children if stack else root
         else:
             out.append(_Node("var", name, line))
     if stack:
-        raise MustacheError(f"section '{stack[-1].value}' is never closed", stack[-1].line)
+        raise MustacheError(
+            f"section '{printable(stack[-1].value)}' is never closed", stack[-1].line
+        )
     if pos < len(template):
-        out.append(_Node("text", template[pos:], template.count("\n", 0, pos) + 1))
+        out.append(_Node("text", template[pos:], line + template.count("\n", counted, pos)))
     return root
 
 
@@ -147,33 +176,54 @@ def _to_text(value: Any) -> str:
     return str(value)
 
 
-def _render(nodes: list[_Node], stack: list[Any], strict: bool, out: list[str]) -> None:
-    for node in nodes:
-        if node.kind == "text":
-            out.append(node.value)
-            continue
-        value = _lookup(stack, node.value)
-        if node.kind == "var":
-            if value is _MISSING:
-                if strict:
-                    raise MustacheMissing(node.value, node.line)
+class _Renderer:
+    """One render: the output so far, its length, and the render's budget."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.out: list[str] = []
+        self.size = 0
+        self.budget = Budget()
+
+    def emit(self, value: Any) -> None:
+        if not isinstance(value, str):
+            self.budget.build(measure(value, MAX_TEMPLATE_CHARS - self.size), "the text of a value")
+            value = _to_text(value)
+        self.size += len(value)
+        if self.size > MAX_TEMPLATE_CHARS:
+            raise MustacheSecurityError(
+                f"the template renders more than {MAX_TEMPLATE_CHARS:,} characters"
+            )
+        self.out.append(value)
+
+    def render(self, nodes: list[_Node], stack: list[Any]) -> None:
+        for node in nodes:
+            self.budget.step()
+            if node.kind == "text":
+                self.emit(node.value)
                 continue
-            out.append(_to_text(value))
-            continue
-        falsy = value is _MISSING or not value
-        if node.kind == "inverted":
-            if falsy:
-                _render(node.children, stack, strict, out)
-        elif not falsy:
-            is_list = isinstance(value, Sequence) and not isinstance(value, str)
-            for item in value if is_list else [value]:
-                _render(node.children, [*stack, item], strict, out)
+            value = _lookup(stack, node.value)
+            if node.kind == "var":
+                if value is _MISSING:
+                    if self.strict:
+                        raise MustacheMissing(node.value, node.line)
+                    continue
+                self.emit(value)
+                continue
+            falsy = value is _MISSING or not value
+            if node.kind == "inverted":
+                if falsy:
+                    self.render(node.children, stack)
+            elif not falsy:
+                is_list = isinstance(value, Sequence) and not isinstance(value, str)
+                for item in value if is_list else [value]:
+                    self.render(node.children, [*stack, item])
 
 
 def render(template: str, data: Mapping[str, Any], *, strict: bool = True) -> str:
-    out: list[str] = []
-    _render(parse(template), [data], strict, out)
-    return "".join(out)
+    renderer = _Renderer(strict)
+    renderer.render(parse(template), [data])
+    return "".join(renderer.out)
 
 
 def variables(template: str) -> list[str]:

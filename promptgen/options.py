@@ -16,9 +16,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Ge, Le
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
+
+from promptgen.secrets import is_secret_key
 
 Effort = Literal["min", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("min", "low", "medium", "high")
@@ -55,6 +59,44 @@ class Opt:
     parse: Literal["list", "repeat", "params", "paths"] | None = None
     persist: bool = True
     implies: tuple[tuple[str, Any], ...] = ()
+
+
+# Calls in flight per model: more than this is a typo, not a plan (docs/options.md).
+MAX_CONCURRENCY = 1024
+
+
+def check_api_base(value: str) -> str:
+    """An OpenAI-compatible server's URL: http(s), a host, no spaces, no credentials
+    (the URL is saved with the run; keys come from the environment)."""
+    example = "e.g. http://127.0.0.1:8080/v1"
+    if not value.strip():
+        raise ValueError(f"empty; give a server URL ({example}) or drop the flag")
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"contains spaces or control characters ({example})")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError as err:
+        raise ValueError(f"not a URL: {err} ({example})") from err
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"not an http(s) URL ({example})")
+    if not parts.hostname:
+        raise ValueError(f"no host ({example})")
+    if parts.username or parts.password:
+        raise ValueError("holds credentials; put the key in OPENAI_API_KEY (or .env)")
+    if any(is_secret_key(k) for k, _ in parse_qsl(parts.query)):
+        raise ValueError("holds a key; put it in OPENAI_API_KEY (or .env)")
+    return value
+
+
+def check_model_name(value: str) -> str:
+    if not value.strip():
+        raise ValueError("empty; give a model name or drop the flag")
+    return value
+
+
+ApiBase = Annotated[str, AfterValidator(check_api_base)]
+ModelName = Annotated[str, AfterValidator(check_model_name)]
 
 
 class _Group(BaseModel):
@@ -135,7 +177,9 @@ class Generation(_Group):
         bool, Opt("Generate no tests for ungrounded rules.", key="dropUngrounded")
     ] = False
     temperature: Annotated[
-        float | None, Opt("Temperature of the generation calls (provider default if unset).")
+        float | None,
+        Field(ge=0, le=2, allow_inf_nan=False),
+        Opt("Temperature of the generation calls (provider default if unset)."),
     ] = None
     rate_tests: Annotated[
         bool, Opt("Review the test collection (test_review.md).", key="rateTests")
@@ -216,7 +260,9 @@ class Evaluation(_Group):
     ] = Field(default_factory=dict)
     groundtruth: Annotated[bool, Opt("Have a groundtruth model answer every test.", EVAL)] = False
     groundtruth_threshold: Annotated[
-        float, Field(ge=0, le=100), Opt("Score (0-100) a groundtruth answer needs.", EVAL)
+        float,
+        Field(ge=0, le=100, allow_inf_nan=False),
+        Opt("Score (0-100) a groundtruth answer needs.", EVAL),
     ] = 80.0
     groundtruth_retries: Annotated[
         int, Field(ge=0), Opt("Fresh answers asked below the threshold.", EVAL)
@@ -228,10 +274,11 @@ class Evaluation(_Group):
 
 class Models(_Group):
     """Which models play which part. Aliases (rules, eval, groundtruth, baseline) are
-    resolved by the gateway's settings (docs/llm.md)."""
+    resolved by the gateway's settings (docs/llm.md). The server and the models given on
+    the command line are saved with the run, so a resumed run calls the same ones."""
 
     models: Annotated[
-        list[str],
+        list[ModelName],
         Opt(
             'Models under test: "a;b" or the flag repeated. Evaluates after generating.',
             EVAL,
@@ -240,32 +287,33 @@ class Models(_Group):
         ),
     ] = Field(default_factory=list)
     eval_models: Annotated[
-        list[str],
+        list[ModelName],
         Opt('Judges for every metric: "a;b" (default: the eval model).', EVAL, parse="list"),
     ] = Field(default_factory=list)
     groundtruth_model: Annotated[
-        str | None,
+        ModelName | None,
         Opt("Groundtruth model (implies --groundtruth).", EVAL, implies=(("groundtruth", True),)),
     ] = None
     groundtruth_eval_models: Annotated[
-        list[str],
+        list[ModelName],
         Opt('Judges of groundtruth answers: "a;b" (default: --eval-models).', EVAL, parse="list"),
     ] = Field(default_factory=list)
-    # The gateway's own settings for this invocation (not saved: docs/llm.md).
-    rules_model: Annotated[
-        str | None, Opt("Model for analysis and generation.", MODELS, persist=False)
-    ] = Field(None, exclude=True)
-    eval_model: Annotated[
-        str | None, Opt("Model for groundedness, validity and the review.", MODELS, persist=False)
-    ] = Field(None, exclude=True)
-    baseline_model: Annotated[
-        str | None, Opt("Model for baseline tests.", MODELS, persist=False)
-    ] = Field(None, exclude=True)
-    api_base: Annotated[str | None, Opt("An OpenAI-compatible server.", MODELS, persist=False)] = (
-        Field(None, exclude=True)
+    # The gateway's settings (docs/llm.md). Model ids and the server are not secret, and
+    # a resumed run must not fall back to another server; keys are never options.
+    rules_model: Annotated[ModelName | None, Opt("Model for analysis and generation.", MODELS)] = (
+        None
     )
+    eval_model: Annotated[
+        ModelName | None, Opt("Model for groundedness, validity and the review.", MODELS)
+    ] = None
+    baseline_model: Annotated[ModelName | None, Opt("Model for baseline tests.", MODELS)] = None
+    api_base: Annotated[
+        ApiBase | None, Opt("An OpenAI-compatible server (http or https URL).", MODELS)
+    ] = None
     concurrency: Annotated[
-        int | None, Field(ge=1), Opt("Calls in flight per model [8].", MODELS, persist=False)
+        int | None,
+        Field(ge=1, le=MAX_CONCURRENCY),
+        Opt("Calls in flight per model [8].", MODELS, persist=False),
     ] = Field(None, exclude=True)
 
 
@@ -299,11 +347,13 @@ class Run(_Group):
     ] = False
     quiet: Annotated[bool, Opt("No progress output.", RUN, short="-q", persist=False)] = False
     fail_under: Annotated[
-        float | None, Opt("Exit 1 when overall compliance (%) is below PCT.", GATE, persist=False)
+        float | None,
+        Field(ge=0, le=100, allow_inf_nan=False),
+        Opt("Exit 1 when overall compliance (%) is below PCT.", GATE, persist=False),
     ] = None
     fail_on_error: Annotated[
         float | None,
-        Field(ge=0, le=1),
+        Field(ge=0, le=1, allow_inf_nan=False),
         Opt(
             "Exit 3 when more than RATE (0-1) of evaluation calls failed [0].", GATE, persist=False
         ),
@@ -375,6 +425,7 @@ def _walk(model: type[BaseModel], prefix: tuple[str, ...]) -> Iterator[OptionFie
 OPTION_FIELDS: tuple[OptionField, ...] = tuple(_walk(Options, ()))
 BY_NAME: dict[str, OptionField] = {f.name: f for f in OPTION_FIELDS}
 BY_KEY: dict[str, OptionField] = {f.opt.key: f for f in OPTION_FIELDS if f.opt.key}
+BY_PATH: dict[tuple[str, ...], OptionField] = {f.path: f for f in OPTION_FIELDS}
 PRESET_FIELDS = tuple(f for f in OPTION_FIELDS if f.opt.presets is not None)
 
 
@@ -431,10 +482,32 @@ def shown(value: Any) -> str:
     return str(value)
 
 
+def constraints(field: OptionField) -> list[Any]:
+    """The field's validation metadata (bounds, validators), without its `Opt`."""
+    return [m for m in field.info.metadata if not isinstance(m, Opt)]
+
+
+def bounds(field: OptionField) -> str | None:
+    """The accepted range, as the docs and --help show it ("1-1024", "at least 1")."""
+    low = next((m.ge for m in field.info.metadata if isinstance(m, Ge)), None)
+    high = next((m.le for m in field.info.metadata if isinstance(m, Le)), None)
+    if low is not None and high is not None:
+        return f"{low:g}-{high:g}"
+    if low is not None:
+        return f"at least {low:g}"
+    return None
+
+
 def frontmatter_fields() -> dict[str, Any]:
-    """Pydantic field definitions of the run options a prompt's frontmatter may set."""
+    """Pydantic field definitions of the run options a prompt's frontmatter may set, with
+    the bounds their declaration gives (a bad value is reported with its line)."""
+
+    def kind(field: OptionField) -> Any:
+        extra = constraints(field)
+        return Annotated[(field.annotation, *extra)] if extra else field.annotation
+
     return {
-        f.opt.key: (f.annotation | None, Field(None, description=f.opt.help or None))
+        f.opt.key: (kind(f) | None, Field(None, description=f.opt.help or None))
         for f in OPTION_FIELDS
         if f.opt.key
     }

@@ -180,6 +180,11 @@ class Runner:
             left = await run_units(
                 stage, name, self.ctx, self.cfg, self.llm, items, self.checkpoint
             )
+        except asyncio.CancelledError:  # Ctrl-C: saved as interrupted, resumed next run
+            record.status, record.error = "interrupted", "interrupted; a re-run resumes"
+            record.finished_at, record.duration_s = datetime.now(UTC), time.perf_counter() - started
+            self.reporter.stage_finished(record)
+            raise
         finally:
             record.finished_at = datetime.now(UTC)
             record.duration_s = time.perf_counter() - started

@@ -5,10 +5,14 @@ Progress and usage go to stderr; results go to stdout.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from promptgen.results import StageRecord, Usage
@@ -27,6 +31,36 @@ class Reporter(Protocol):
 def print_warnings(warnings: list[str]) -> None:
     for warning in warnings:  # plain lines: never wrapped, easy to grep
         print(f"promptgen: warning: {warning}", file=sys.stderr)
+
+
+def silence_stdout() -> None:
+    """The reader of stdout went away (`promptgen ... | head -1`): what is still to be
+    printed goes to the null device, so nothing fails or complains at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (tests capture it)
+        pass
+
+
+def pipe_closed(err: BaseException) -> bool:
+    """Stdout's reader went away: a BrokenPipeError, or rich's exit on one."""
+    if isinstance(err, SystemExit):  # rich's Console.on_broken_pipe
+        return isinstance(err.__context__, BrokenPipeError)
+    return isinstance(err, BrokenPipeError)
+
+
+@contextmanager
+def results_output() -> Iterator[None]:
+    """Print results to stdout; a closed pipe ends the printing, not the command."""
+    try:
+        yield
+        sys.stdout.flush()
+    except (BrokenPipeError, SystemExit) as err:
+        if not pipe_closed(err):
+            raise
+        silence_stdout()
 
 
 def usage_text(usage: Usage) -> str:
@@ -81,24 +115,28 @@ class RichReporter:
 
     def start(self, planned: dict[str, int]) -> None:
         for name, total in planned.items():
-            self.tasks[name] = self.progress.add_task(name, total=total, usage="")
+            self.tasks[name] = self.progress.add_task(escape(name), total=total, usage="")
         self.progress.start()
 
     def update(self, by_stage: dict[str, Usage]) -> None:
         for name, usage in by_stage.items():
             if name not in self.tasks:
-                self.tasks[name] = self.progress.add_task(name, total=None, usage="")
+                self.tasks[name] = self.progress.add_task(escape(name), total=None, usage="")
             task = self.tasks[name]
             total = self.progress.tasks[task].total
             if total is not None and usage.calls > total:
                 self.progress.update(task, total=usage.calls)
-            self.progress.update(task, completed=usage.calls, usage=usage_text(usage))
+            self.progress.update(task, completed=usage.calls, usage=escape(usage_text(usage)))
 
     def stage_finished(self, record: StageRecord) -> None:
         task = self.tasks.get(record.name)
-        if task is not None:
+        if task is None:
+            return
+        if record.status in ("done", "skipped"):
             done = self.progress.tasks[task].completed
             self.progress.update(task, total=done or 1, completed=done or 1)
+        else:  # failed or interrupted: the bar stays where it stopped, and says so
+            self.progress.update(task, description=escape(f"{record.name} ({record.status})"))
 
     def close(self) -> None:
         self.progress.stop()

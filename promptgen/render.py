@@ -1,81 +1,119 @@
 """The one template environment: sandboxed Jinja2 (default) or safe Mustache.
 
-Prompt files and test data are untrusted. Jinja2 runs in an immutable sandbox with
-strict undefined variables; attribute access to internals raises a security error
-(never a silent empty string); `*`/`**` and `range` are bounded so a template cannot
-exhaust memory. Nothing is HTML-escaped: prompts are not web pages.
+Prompt files and test data are untrusted. Jinja2 runs in promptgen.sandbox (Jinja's
+immutable sandbox, bounded in size and time), with strict undefined variables;
+attribute access to internals raises a security error (never a silent empty string).
+Templates nested deeper than MAX_TEMPLATE_NESTING blocks or MAX_EXPRESSION_NESTING
+brackets are refused with their line, and anything that still exhausts the stack or
+memory while compiling or rendering is one clear error: never a traceback. Nothing is
+HTML-escaped: prompts are not web pages.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promptgen import mustache
+from promptgen.bounds import (
+    MAX_EXPRESSION_NESTING,
+    MAX_TEMPLATE_ITEMS,
+    MAX_TEMPLATE_NESTING,
+    MAX_TEMPLATE_TAGS,
+    Budget,
+    printable,
+)
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.model import PromptUnderTest
+from promptgen.sandbox import BUDGET, Sandbox, environment
 
-MAX_SEQUENCE = 1_000_000  # characters or items a `*` may produce
-MAX_POWER = 10_000
-MAX_INT_BITS = 100_000
-
-
-def _bounded_replace(value: Any, old: str, new: str, count: int | None = None) -> str:
-    text = str(value)
-    hits = text.count(str(old)) if count is None else min(count, text.count(str(old)))
-    if len(text) + hits * max(0, len(str(new)) - len(str(old))) > MAX_SEQUENCE:
-        raise TemplateSecurityError(f"template builds a string over {MAX_SEQUENCE:,} characters")
-    return text.replace(str(old), str(new), -1 if count is None else count)
+MAX_SEQUENCE = MAX_TEMPLATE_ITEMS  # the old name of the limit on `*`
+_ENVIRONMENTS = {True: environment(True), False: environment(False)}
+_BLOCKS = {"if", "for", "macro", "call", "filter", "with", "block", "autoescape", "trans"}
 
 
-class _Sandbox(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**"})
+def _check_nesting(env: Sandbox, source: str) -> None:
+    """Refuse, with its line, a template nested too deeply to parse and compile safely
+    (Python allows only so many nested blocks, indentation levels and brackets)."""
+    blocks = brackets = 0
+    tokens = iter(env.lex(source))
+    after_begin = False
+    for line, kind, value in tokens:
+        if kind == "whitespace":
+            continue
+        if after_begin and kind == "name":
+            if value in _BLOCKS or (value == "set" and _set_block(tokens)):
+                blocks += 1
+            elif value.startswith("end"):
+                blocks -= 1
+        after_begin = kind == "block_begin"
+        if kind == "operator" and value in "([{":
+            brackets += 1
+        elif kind == "operator" and value in ")]}":
+            brackets -= 1
+        if blocks > MAX_TEMPLATE_NESTING or brackets > MAX_EXPRESSION_NESTING:
+            what = "blocks" if blocks > MAX_TEMPLATE_NESTING else "brackets"
+            limit = MAX_TEMPLATE_NESTING if what == "blocks" else MAX_EXPRESSION_NESTING
+            raise RenderError(
+                f"template nests {what} more than {limit} deep",
+                line=line,
+                hint="split the template or flatten the expression",
+            )
 
-    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
-        raise TemplateSecurityError(
-            f"template reaches for '{attribute}' on a {type(obj).__name__}; "
-            "templates may only use data, not Python internals"
+
+def _set_block(tokens: Iterator[tuple[int, str, str]]) -> bool:
+    """After `{% set`: whether it is a block set (`{% set x %}...{% endset %}`). Reads
+    the tokens up to the end of the tag."""
+    assignment = False
+    for _, kind, value in tokens:
+        if kind == "block_end":
+            return not assignment
+        assignment = assignment or (kind == "operator" and value == "=")
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(source: str) -> nodes.Template:
+    """The template's syntax tree, for reading it (compiling parses afresh: Jinja's
+    optimizer changes the tree it compiles). Limits are checked first."""
+    env = _ENVIRONMENTS[True]
+    tags = source.count("{{") + source.count("{%")
+    if tags > MAX_TEMPLATE_TAGS:
+        raise RenderError(
+            f"template has {tags:,} tags ({{{{ }}}} and {{% %}}); promptgen reads at most "
+            f"{MAX_TEMPLATE_TAGS:,} in one message",
+            hint="split the message, or write literal braces as {{ '{{' }}",
         )
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**":
-            if isinstance(right, (int, float)) and abs(right) > MAX_POWER:
-                raise TemplateSecurityError(f"exponent {right} is too large for a template")
-            ints = isinstance(left, int) and isinstance(right, int) and right > 0
-            if ints and left.bit_length() * right > MAX_INT_BITS:
-                raise TemplateSecurityError("template builds a number that is too large")
-            return left**right
-        for seq, count in ((left, right), (right, left)):
-            sized = isinstance(seq, (str, list, tuple)) and isinstance(count, int)
-            if sized and len(seq) * count > MAX_SEQUENCE:
-                raise TemplateSecurityError(
-                    f"template builds a sequence of {len(seq) * count:,} items "
-                    f"(limit {MAX_SEQUENCE:,})"
-                )
-        return left * right
+    if source.count("{%") > MAX_TEMPLATE_NESTING or _brackets(source) > MAX_EXPRESSION_NESTING:
+        _check_nesting(env, source)
+    try:
+        return env.parse(source)
+    except (RecursionError, MemoryError) as err:
+        raise RenderError(
+            f"template is nested too deeply to read ({type(err).__name__})",
+            hint="simplify the template",
+        ) from err
 
 
-def _environment(strict: bool) -> _Sandbox:
-    env = _Sandbox(
-        undefined=jinja2.StrictUndefined if strict else jinja2.Undefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-    )
-    env.filters["replace"] = _bounded_replace
-    return env
-
-
-_ENVIRONMENTS = {True: _environment(True), False: _environment(False)}
+def _brackets(source: str) -> int:
+    return sum(source.count(c) for c in "([{") - 2 * source.count("{{") - source.count("{%")
 
 
 @functools.lru_cache(maxsize=512)
 def _compile(source: str, strict: bool) -> jinja2.Template:
-    return _ENVIRONMENTS[strict].from_string(source)
+    _parse(source)  # the limits, and syntax errors with their lines
+    try:
+        return _ENVIRONMENTS[strict].from_string(source)
+    except (RecursionError, MemoryError, SyntaxError) as err:  # Python's own compile limits
+        raise RenderError(
+            f"template is nested too deeply to compile ({type(err).__name__}: "
+            f"{getattr(err, 'msg', None) or err})",
+            hint="split the template into simpler parts",
+        ) from err
 
 
 _OTHER_FILES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
@@ -87,28 +125,30 @@ def check_syntax(source: str, engine: str = "jinja2") -> None:
         if engine == "mustache":
             mustache.parse(source)
             return
-        _compile(source, True)
-        for node in _ENVIRONMENTS[True].parse(source).find_all(_OTHER_FILES):
+        ast = _parse(source)
+        for node in ast.find_all(_OTHER_FILES):
             tag = type(node).__name__.lower().replace("fromimport", "from ... import")
             raise RenderError(
                 f"template uses {{% {tag} %}}: promptgen renders one self-contained file",
                 line=node.lineno,
                 hint="inline the other template's text",
             )
+        _compile(source, True)
     except jinja2.TemplateSyntaxError as err:
-        raise RenderError(f"template syntax error: {err.message}", line=err.lineno) from err
+        raise RenderError(
+            f"template syntax error: {printable(err.message)}", line=err.lineno
+        ) from err
     except mustache.MustacheSecurityError as err:
-        raise TemplateSecurityError(f"unsafe template: {err}", line=err.line) from err
+        raise TemplateSecurityError(f"unsafe template: {printable(err)}", line=err.line) from err
     except mustache.MustacheError as err:
-        raise RenderError(f"template syntax error: {err}", line=err.line) from err
+        raise RenderError(f"template syntax error: {printable(err)}", line=err.line) from err
 
 
 def template_variables(source: str, engine: str = "jinja2") -> list[str]:
     """Names a template reads from its inputs, in order of first use."""
     if engine == "mustache":
         return mustache.variables(source)
-    env = _ENVIRONMENTS[True]
-    ast = env.parse(source)
+    ast = _parse(source)
     undeclared = meta.find_undeclared_variables(ast)
     ordered: list[str] = []
     for node in ast.find_all(nodes.Name):
@@ -133,16 +173,20 @@ def render_template(
             return relative
         return line + (relative or 1) - 1
 
+    token = BUDGET.set(Budget())
     try:
         if engine == "mustache":
             return mustache.render(source, values, strict=strict)
         return _compile(source, strict).render(**values)
     except TemplateSecurityError as err:
-        err.file, err.line = file, err.line or line
+        err.file, err.line = file, where(err.line) if err.line else line
+        raise
+    except RenderError as err:  # nested too deeply to compile
+        err.file, err.line = file, where(err.line)
         raise
     except (jinja2.exceptions.SecurityError, mustache.MustacheSecurityError) as err:
         raise TemplateSecurityError(
-            f"unsafe template: {err}", file=file, line=where(getattr(err, "line", None))
+            f"unsafe template: {printable(err)}", file=file, line=where(getattr(err, "line", None))
         ) from err
     except mustache.MustacheMissing as err:
         raise _missing(err.name, file, where(err.line)) from err
@@ -150,21 +194,27 @@ def render_template(
         name = _undefined_name(str(err))
         if name:
             raise _missing(name, file, line) from err
-        raise RenderError(f"template error: {err}", file=file, line=line) from err
+        raise RenderError(f"template error: {printable(err)}", file=file, line=line) from err
     except jinja2.TemplateSyntaxError as err:
         raise RenderError(
-            f"template syntax error: {err.message}", file=file, line=where(err.lineno)
+            f"template syntax error: {printable(err.message)}", file=file, line=where(err.lineno)
         ) from err
     except mustache.MustacheError as err:
-        raise RenderError(f"template error: {err}", file=file, line=where(err.line)) from err
+        raise RenderError(
+            f"template error: {printable(err)}", file=file, line=where(err.line)
+        ) from err
     except OverflowError as err:  # the sandbox's bound on range(), or a huge number
-        raise TemplateSecurityError(f"unsafe template: {err}", file=file, line=line) from err
+        raise TemplateSecurityError(
+            f"unsafe template: {printable(err)}", file=file, line=line
+        ) from err
     except (MemoryError, RecursionError) as err:
         raise TemplateSecurityError(
             f"template exhausted resources ({type(err).__name__})", file=file, line=line
         ) from err
     except (TypeError, ValueError, ArithmeticError, LookupError) as err:
-        raise RenderError(f"template failed: {err}", file=file, line=line) from err
+        raise RenderError(f"template failed: {printable(err)}", file=file, line=line) from err
+    finally:
+        BUDGET.reset(token)
 
 
 def _undefined_name(text: str) -> str | None:
@@ -176,7 +226,7 @@ def _undefined_name(text: str) -> str | None:
 
 def _missing(name: str, file: str | None, line: int | None) -> RenderError:
     return RenderError(
-        f"missing input '{name}'",
+        f"missing input '{printable(name)}'",
         file=file,
         line=line,
         hint=f"declare a default for '{name}' in the frontmatter, or pass a value",

@@ -11,11 +11,16 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from promptgen.secrets import scrub
 
 TestOrigin = Literal["generated", "expanded", "sample", "baseline"]
-StageStatus = Literal["pending", "running", "done", "failed", "skipped"]
+StageStatus = Literal["pending", "running", "done", "failed", "skipped", "interrupted"]
 Outcome = Literal["ok", "err", "unknown"]
+# A reply that is not a whole answer: empty (or only whitespace), or cut off at the
+# token limit (finish_reason "length"). Recorded, never judged, asked again on a re-run.
+Fault = Literal["empty", "truncated"]
 
 
 def content_id(prefix: str, *parts: Any) -> str:
@@ -26,6 +31,12 @@ def content_id(prefix: str, *parts: Any) -> str:
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _scrubbed(value: str | None) -> str | None:
+    """Error text as written out: keys a provider quoted are blanked (the gateway already
+    scrubs its errors; this is the last line of defence, docs/llm.md)."""
+    return None if value is None else scrub(value)
 
 
 class Usage(_Record):
@@ -132,6 +143,11 @@ class TestRun(_Record):
     run_index: int = 0
     output: str | None = None
     error: str | None = None
+    fault: Fault | None = Field(
+        None,
+        description="The reply was empty or cut off at the token limit: `error` says so, "
+        "`output` keeps what came back; it is never judged, and a re-run asks again.",
+    )
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float | None = None
     metrics: dict[str, MetricSummary] = Field(
@@ -146,7 +162,12 @@ class TestRun(_Record):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.output is not None
+        """A whole answer came back: the run can be judged."""
+        return self.error is None and self.output is not None and self.fault is None
+
+    @field_serializer("error")
+    def _scrub_error(self, value: str | None) -> str | None:
+        return _scrubbed(value)
 
 
 MetricKind = Literal["compliance", "accuracy", "groundtruth", "custom", "check"]
@@ -179,6 +200,10 @@ class MetricResult(_Record):
     def key(self) -> tuple[str, str, int, str, str | None]:
         return (self.test_id, self.model, self.run_index, self.metric, self.judge)
 
+    @field_serializer("error")
+    def _scrub_error(self, value: str | None) -> str | None:
+        return _scrubbed(value)
+
 
 class GroundtruthAttempt(_Record):
     """One groundtruth answer and the eval models' scores of it."""
@@ -192,6 +217,14 @@ class GroundtruthAttempt(_Record):
     average: float | None = None
     accepted: bool = False
     error: str | None = None
+
+    @field_serializer("error")
+    def _scrub_error(self, value: str | None) -> str | None:
+        return _scrubbed(value)
+
+    @field_serializer("reasons")
+    def _scrub_reasons(self, value: dict[str, str]) -> dict[str, str]:
+        return {k: scrub(v) for k, v in value.items()}  # a judge's error may stand here
 
 
 class FailureMode(_Record):
@@ -234,3 +267,15 @@ class StageRecord(_Record):
     counts: dict[str, int] = Field(
         default_factory=dict, description="What the stage counted (duplicates dropped, ...)."
     )
+    notes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Item -> why it has less than the options ask (not a failure).",
+    )
+
+    @field_serializer("error")
+    def _scrub_error(self, value: str | None) -> str | None:
+        return _scrubbed(value)
+
+    @field_serializer("failures")
+    def _scrub_failures(self, value: dict[str, str]) -> dict[str, str]:
+        return {k: scrub(v) for k, v in value.items()}

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.results import Test
+from promptgen.secrets import scrub
 from promptgen.selection import eval_tests
 
 if TYPE_CHECKING:
@@ -160,16 +162,25 @@ class Scope:
         self.save()
 
     def count(self, name: str, n: int = 1) -> None:
-        counts = self.ctx.stage(self.stage).counts
-        counts[name] = counts.get(name, 0) + n
+        if n:
+            counts = self.ctx.stage(self.stage).counts
+            counts[name] = counts.get(name, 0) + n
 
     def set_count(self, name: str, value: int) -> None:
         self.ctx.stage(self.stage).counts[name] = value
 
+    def note(self, key: str, text: str | None) -> None:
+        """Record why `key` has less than the options ask (None: it no longer does)."""
+        notes = self.ctx.stage(self.stage).notes
+        if text is None:
+            notes.pop(key, None)
+        else:
+            notes[key] = text
+
     def fail(self, error: str | None, key: str | None = None) -> None:
         """Record that this unit (or the unit `key`) failed; a re-run does it again."""
         self.failed = True
-        self.ctx.stage(self.stage).failures[key or self.key] = error or "failed"
+        self.ctx.stage(self.stage).failures[key or self.key] = scrub(error or "failed")
 
     def done(self, key: str | None = None) -> None:
         """Mark a unit finished, for stages whose todo cannot be read off the data."""
@@ -182,3 +193,32 @@ class Scope:
         """A gateway call booked under this stage."""
         kwargs.setdefault("stage", self.stage)
         return await self.llm.complete(messages, **kwargs)
+
+
+_ORIGINS = ("sample", "generated", "expanded", "baseline")
+
+
+def sort_tests(ctx: Context) -> None:
+    """Put `ctx.tests` in an order that does not depend on which call returned first:
+    by origin, scenario, rule, generation; an expanded test next to its root test's
+    place; ties keep the order of their one call."""
+    scenarios = {s.name: i for i, s in enumerate(ctx.prompt.scenarios)}
+    rules = {r.id: i for i, r in enumerate([*ctx.rules, *ctx.inverse_rules])}
+    by_id = {t.id: t for t in ctx.tests}
+
+    def base(test: Test) -> tuple[int, int, int, int]:
+        origin = _ORIGINS.index(test.origin) if test.origin in _ORIGINS else len(_ORIGINS)
+        scenario = scenarios.get(test.scenario, -1) if test.scenario else -1
+        return (origin, scenario, rules.get(test.rule_id or "", len(rules)), test.generation)
+
+    roots = [t for t in ctx.tests if t.origin != "expanded"]
+    roots.sort(key=base)
+    place = {t.id: i for i, t in enumerate(roots)}
+
+    def expanded(test: Test) -> tuple[int, int]:
+        depth, node = 0, test
+        while node.origin == "expanded" and node.parent_id in by_id and depth < 64:
+            node, depth = by_id[node.parent_id], depth + 1
+        return (place.get(node.id, len(place)), depth)
+
+    ctx.tests = roots + sorted((t for t in ctx.tests if t.origin == "expanded"), key=expanded)

@@ -33,6 +33,25 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+def finished_reply(content: str, finish_reason: str) -> Reply:
+    """A chat completion sent as is, with the finish reason given ("length": cut off)."""
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    return Reply(raw=json.dumps(body).encode())
+
+
 def json_reply(obj: Any, **kwargs: Any) -> Reply:
     return Reply(content=json.dumps(obj), **kwargs)
 

@@ -8,6 +8,7 @@ a batch answers are the properties of its schema ("1" .. "N").
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -36,6 +37,9 @@ class PipelineResponder:
         self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
         self.slow_models: dict[str, float] = {}  # model -> seconds before it answers
         self.log: list[tuple[float, str]] = []  # (arrival time, schema name or model)
+        # Number answers by their request's content instead of arrival order: the same
+        # request gets the same answer however calls interleave (kill and resume tests).
+        self.by_content = False
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -44,6 +48,9 @@ class PipelineResponder:
         with self._lock:
             self.calls[name] = self.calls.get(name, 0) + 1
             n = next(self._counter)
+        if self.by_content:
+            key = json.dumps([body.get("model"), body.get("messages"), fmt], sort_keys=True)
+            n = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 1_000_000
         with self._lock:
             self.log.append((time.monotonic(), name if name != "text" else str(body["model"])))
         if name == self.fail_stage:
@@ -88,7 +95,10 @@ class PipelineResponder:
             bad = self.bad_word in text  # only an output under test ever holds the word
             rules = re.findall(r"^\d+\. (.*)$", text, re.M)
             return {
-                "checks": [{"rule": r, "broken": bad and k == 0} for k, r in enumerate(rules)],
+                "checks": {
+                    str(k): {"rule": r, "broken": bad and k == 1}
+                    for k, r in enumerate(rules, start=1)
+                },
                 "reason": "breaks rule 1: says VIOLATION" if bad else "follows every rule",
                 "verdict": "err" if bad else "ok",
             }
@@ -120,6 +130,8 @@ class PipelineResponder:
         with self._lock:
             self.seen.append(body)
             k = sum(1 for b in self.seen if b.get("model") == model)
+        if self.by_content:
+            k = int(hashlib.sha256(f"{model}\n{text}".encode()).hexdigest()[:8], 16) % 1_000_000
         every = self.failing_models.get(model)
         if every and k % every == 0:
             return Reply(status=400, content="bad request for this cell")
@@ -130,32 +142,46 @@ class PipelineResponder:
         return Reply(content=answer, prompt_tokens=100, completion_tokens=10, delay=delay)
 
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        """Test cases in the shape asked: numbered under each rule label (generation),
+        numbered (baseline), or one (expansion)."""
         defs = schema.get("$defs", {})
         inputs = list(defs.get("Inputs", {}).get("properties", {}))
-        described = schema.get("properties", {}).get("tests", {}).get("description", "")
-        count_match = re.match(r"(\d+) test case", described)
-        count = int(count_match.group(1)) if count_match else 1
-        rule = defs.get("TestCase", {}).get("properties", {}).get("rule", {})
-        labels = rule.get("enum") or ([rule["const"]] if "const" in rule else [])
+        props = defs.get("Inputs", {}).get("properties", {})
+
+        def value(node: dict[str, Any], text: str, k: int) -> Any:
+            """A value of the input's schema: enums picked in turn, types respected."""
+            if "$ref" in node:
+                node = defs[node["$ref"].rsplit("/", 1)[-1]]
+            if "anyOf" in node:
+                node = next(b for b in node["anyOf"] if b.get("type") != "null")
+                return value(node, text, k)
+            if "enum" in node:
+                return node["enum"][k % len(node["enum"])]
+            kind = node.get("type")
+            if kind == "array":
+                return [value(node.get("items", {}), f"{text} item", k)]
+            if kind == "object":
+                return {
+                    key: value(sub, f"{text} {key}", k) for key, sub in node["properties"].items()
+                }
+            return {"integer": k, "number": k + 0.5, "boolean": k % 2 == 0}.get(kind, text)
 
         def case(label: str, k: int) -> dict[str, Any]:
-            case = {
-                "inputs": {i: f"{i} value {n}-{label}-{k}" for i in inputs},
+            return {
+                "inputs": {i: value(props[i], f"{i} value {n}-{label}-{k}", k) for i in inputs},
                 "expected_output": f"expected for {label} #{k}",
                 "reasoning": f"targets {label}",
             }
-            if rule:
-                case = {"rule": label, **case}
-            return case
 
         if name == "TestCase":
             single = case("X", n)
-            single.pop("rule", None)
             single["expected_output"] = f"re-derived for the harder input {n}"
             return single
-        if not labels:  # baseline: no rules
-            return {"tests": [case("B", k) for k in range(count)]}
-        return {"tests": [case(label, k) for label in labels for k in range(count)]}
+        top = list(schema.get("properties", {}))
+        if "Cases" not in defs:  # baseline: numbered cases, no rules
+            return {str(k): case("B", k - 1) for k in range(1, len(top) + 1)}
+        count = len(defs["Cases"]["properties"])
+        return {label: {str(k + 1): case(label, k) for k in range(count)} for label in top}
 
 
 class DropOnce(PipelineResponder):

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from promptgen import Options, load_context, prepare, run
+import pytest
+from pydantic import ValidationError
+
+from promptgen import Options, PromptUnderTest, load_context, prepare, run, save_context
+from promptgen.errors import BadInputError
 from promptgen.options import Models, Run
 from tests.conftest import REPO
 from tests.fakellm import FakeLLM
@@ -53,3 +57,32 @@ def test_prepare_calls_nothing_and_run_takes_its_result(tmp_path: Path) -> None:
         assert prepared.cfg.sources["tests_per_rule"] == "effort min"
         ctx = run(prepared, save=False)
         assert ctx.tests and not (tmp_path / "o" / "context.json").exists()
+
+
+def test_a_resumed_context_keeps_its_server_and_models_and_says_so(tmp_path: Path) -> None:
+    url = "http://127.0.0.1:9/v1"  # nothing listens: prepare calls nothing
+    first = prepare(
+        REPO / "samples" / "classify-sentiment.prompty",
+        Options(models=Models(api_base=url, models=["m1"]), run=Run(out=tmp_path)),
+    )
+    save_context(first.ctx, tmp_path / "context.json")
+    resumed = prepare(tmp_path / "context.json", Options())
+    assert resumed.cfg.settings is not None and resumed.cfg.settings.api_base == url
+    assert resumed.cfg.models == ("m1",)
+    assert resumed.cfg.sources["api_base"] == "command line (earlier run)"
+    assert f"resuming with --api-base {url} and --models m1 from the saved run" in resumed.notes
+    other = prepare(tmp_path / "context.json", Options(models=Models(api_base="http://h:1/v1")))
+    assert other.cfg.settings is not None and other.cfg.settings.api_base == "http://h:1/v1"
+    assert not any(n.startswith("resuming with --api-base") for n in other.notes)
+    assert "--models m1" in next(n for n in other.notes if n.startswith("resuming with"))
+
+
+def test_the_library_gets_the_same_checks(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="not an http"):
+        Options(models=Models(api_base="file:///etc/passwd"))
+    with pytest.raises(ValidationError, match="finite"):
+        Options(run=Run(fail_under=float("nan")))
+    escaping = PromptUnderTest(name="../../etc", messages=[])
+    assert prepare(escaping, Options()).out == Path("promptgen-out") / "etc"
+    with pytest.raises(BadInputError, match="is not a folder"):
+        prepare(escaping, Options(run=Run(out=Path("/dev/null"))))

@@ -191,3 +191,80 @@ def test_a_verdict_updates_its_runs_summary_at_once(write: Write) -> None:
     assert len(ctx.metric_results) == 2
     assert run.metrics["compliance"].outcome == "ok"
     assert run.metrics["compliance"].errors == 1
+
+
+def _saved(write: Write, tmp_path: Path, change: Callable[[dict], object]) -> Path:
+    data = json.loads(_context(write).to_json())
+    change(data)
+    path = tmp_path / "context.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_identical_duplicate_tests_are_kept_once_with_a_warning(
+    write: Write, tmp_path: Path
+) -> None:
+    path = _saved(write, tmp_path, lambda d: d["tests"].append(dict(d["tests"][0])))
+    ctx = load_context(path)
+    assert len(ctx.tests) == 1
+    warning = f"{path}: 1 test(s) saved twice with the same id and content; each is kept once"
+    assert ctx.prompt.warnings == [warning]
+    saved = json.loads(ctx.to_json())
+    assert saved["prompt"]["warnings"] == [] and len(saved["tests"]) == 1  # not written back
+
+
+def test_different_tests_with_one_id_are_refused(write: Write, tmp_path: Path) -> None:
+    def change(data: dict) -> None:
+        data["tests"].append({**data["tests"][0], "expected_output": "other"})
+
+    with pytest.raises(ContextError, match="appears twice, with different content"):
+        load_context(_saved(write, tmp_path, change))
+
+
+def test_unknown_option_names_the_key_and_the_known_ones(write: Write, tmp_path: Path) -> None:
+    path = _saved(write, tmp_path, lambda d: d["options"]["evaluation"].update(colour="red"))
+    with pytest.raises(ContextError) as info:
+        load_context(path)
+    assert info.value.message == "unknown option 'evaluation.colour' in the saved options"
+    assert "runs_per_test" in (info.value.hint or "")
+    assert "run from the prompt file" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("checks", "message"),
+    [([42], "prompt.checks[0] is not a check: 42"), (["contains"], "is not a check")],
+)
+def test_checks_of_the_wrong_shape_are_refused(
+    write: Write, tmp_path: Path, checks: list[object], message: str
+) -> None:
+    path = _saved(write, tmp_path, lambda d: d["prompt"].update(checks=checks))
+    with pytest.raises(ContextError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_context(path)
+
+
+def test_named_checks_load(write: Write, tmp_path: Path) -> None:
+    checks = [{"contains": "x", "name": "has x"}, "icontains=y"]
+    path = _saved(write, tmp_path, lambda d: d["prompt"].update(checks=checks))
+    assert load_context(path).prompt.checks == checks
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ('{"version": 2, "intent": "\\ud800"}', "lone surrogate"),
+        ('{"version": 2, "intent": ' + "[" * 70 + "]" * 70 + "}", "more than 64 levels deep"),
+        ('{"version": 2, "intent": ' + "[" * 9000 + "]" * 9000 + "}", "more than 64 levels"),
+        ('{"version": 2, "intent": ' + "9" * 5000 + "}", "more than 4,300 digits"),
+    ],
+)
+def test_hostile_json_is_one_clear_error(tmp_path: Path, raw: str, message: str) -> None:
+    path = tmp_path / "context.json"
+    path.write_text(raw, encoding="utf-8")
+    with pytest.raises(ContextError, match=message):
+        load_context(path)
+
+
+def test_a_fifo_context_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "context.json")
+    with pytest.raises(ContextError, match="named pipe"):
+        load_context(tmp_path / "context.json")

@@ -17,9 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 # Layer of each module, by its dotted name under `promptgen` (a package covers its
 # modules); listed bottom to top.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "jsonio", "secrets", "resources", "yamlpos", "options", "results"),
+    ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "options", "results"),
     ("model", "context"),
-    ("formats", "render", "mustache"),
+    ("formats", "sandbox", "render", "mustache"),
     ("prompting",),
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages"),

@@ -6,11 +6,24 @@ from __future__ import annotations
 import os
 
 import pytest
+from pydantic import ValidationError
 
 from promptgen.config import explicit, resolve_options
 from promptgen.docsgen import GENERATED, generated_sections
 from promptgen.errors import BadInputError
-from promptgen.options import OPTION_FIELDS, Generation, Models, Options, effort_table, flat
+from promptgen.formats.frontmatter import prompt_schema
+from promptgen.options import (
+    BY_NAME,
+    MAX_CONCURRENCY,
+    OPTION_FIELDS,
+    Generation,
+    Models,
+    Options,
+    bounds,
+    effort_table,
+    flat,
+    nest,
+)
 from tests.conftest import REPO, run_cli
 
 
@@ -59,15 +72,47 @@ def test_models_turn_evaluation_on_unless_told_otherwise() -> None:
 
 
 def test_a_bad_value_names_the_option_and_its_source() -> None:
-    with pytest.raises(BadInputError, match=r"--tests-per-rule \(frontmatter\)"):
+    with pytest.raises(
+        BadInputError, match=r"^frontmatter key testsPerRule = 0: must be at least 1"
+    ):
         resolve_options(None, frontmatter={"testsPerRule": 0})
-    with pytest.raises(BadInputError, match="unknown effort"):
+    with pytest.raises(BadInputError, match=r"^p\.prompty: frontmatter key effort = 'max'"):
+        resolve_options(None, frontmatter={"effort": "max"}, prompt_file="p.prompty")
+    with pytest.raises(BadInputError, match=r"^--effort 'max': must be one of min, low"):
         resolve_options({"effort": "max"})
+    with pytest.raises(BadInputError, match=r"^--effort '': must be one of min, low"):
+        resolve_options({"effort": ""})  # empty is not "unset"
+    with pytest.raises(BadInputError, match=r"^--concurrency 0: must be at least 1"):
+        resolve_options({"concurrency": 0})
+    with pytest.raises(
+        BadInputError, match=r"^option --runs-per-test = 0 \(command line \(earlier"
+    ):
+        resolve_options(None, saved={"runs_per_test": 0})
 
 
-def test_the_saved_form_leaves_out_this_invocation() -> None:
-    options = Options(models=Models(api_base="http://127.0.0.1:1/v1", models=["m"]))
+def test_bounds_are_declared_once_and_hold_everywhere() -> None:
+    """The same bound in the model (library API), the frontmatter schema and the help."""
+    for field, bad in (("fail_under", 101.0), ("temperature", float("nan")), ("concurrency", 0)):
+        assert bounds(BY_NAME[field]) is not None
+        with pytest.raises(ValidationError):
+            Options.model_validate(nest({field: bad}))
+    with pytest.raises(ValidationError):
+        Options(models=Models(api_base=""))
+    assert bounds(BY_NAME["concurrency"]) == f"1-{MAX_CONCURRENCY}"
+    schema = prompt_schema()["properties"]["runsPerTest"]["anyOf"][0]
+    assert schema == {"minimum": 1, "type": "integer"}
+
+
+def test_the_saved_form_keeps_the_server_and_models_but_not_this_invocation() -> None:
+    options = Options(
+        models=Models(
+            api_base="http://127.0.0.1:1/v1", models=["m"], rules_model="r", concurrency=4
+        )
+    )
     dumped = options.model_dump()
-    assert "run" not in dumped and "api_base" not in dumped["models"]
-    assert dumped["models"]["models"] == ["m"]
-    assert "out" not in flat(options, persisted_only=True)
+    assert "run" not in dumped and "concurrency" not in dumped["models"]
+    assert dumped["models"]["api_base"] == "http://127.0.0.1:1/v1"
+    assert dumped["models"]["models"] == ["m"] and dumped["models"]["rules_model"] == "r"
+    persisted = flat(options, persisted_only=True)
+    assert "out" not in persisted and "concurrency" not in persisted
+    assert persisted["api_base"] == "http://127.0.0.1:1/v1"

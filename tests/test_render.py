@@ -159,3 +159,23 @@ def test_mustache_private_name_is_a_security_error_at_load(
 ) -> None:
     with pytest.raises(TemplateSecurityError):
         load_prompt(write("p.prompty", "---\ntemplate: mustache\n---\n{{__class__}}\n"))
+
+
+def test_mustache_error_lines_count_from_the_message_start() -> None:
+    with pytest.raises(RenderError) as info:
+        render_template("a\n{{#s}}b{{/s}}\n\n{{missing}}", {}, engine="mustache", line=10)
+    assert info.value.line == 13
+
+
+def test_replace_filter_is_still_bounded() -> None:
+    assert render_template("{{ 'aXa'|replace('X', '-') }}", {}) == "a-a"
+    with pytest.raises(TemplateSecurityError, match="replaced string"):
+        render_template("{{ ('a' * 10000)|replace('a', 'b' * 10000) }}", {})
+
+
+def test_nesting_error_names_the_tag_line() -> None:
+    template = "line one\n" + "{% if 1 %}\n" * 17 + "x" + "{% endif %}" * 17
+    with pytest.raises(RenderError) as info:
+        render_template(template, {}, file="p.prompty", line=20)
+    assert info.value.line == 20 + 17  # the 17th {% if %}, on the message's 18th line
+    assert info.value.message == "template nests blocks more than 16 deep"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptgen.errors import BadInputError
-from promptgen.evaluation.parse import parse_check
+from promptgen.evaluation.parse import check_label, parse_check
 from promptgen.evaluation.protocol import Case, Metric, MetricBase, Verdict
 from promptgen.model import PromptUnderTest
 from promptgen.options import Options
@@ -18,10 +18,16 @@ LOAD_ORDER = 3
 
 
 def check_name(spec: Any) -> str:
+    """The metric name of a check: its own `name` when it has one, else `check=value`."""
     if isinstance(spec, str):
         return spec
+    label = check_label(spec)
+    if label is not None:
+        return label
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return str(spec)  # not a check: parse_check says why
     ((name, args),) = spec.items()
-    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
     return f"{name}={shown}"
 
 
@@ -52,7 +58,10 @@ class CheckMetric(MetricBase):
             if missing:
                 reason = f"the check needs {{{{{missing[0]}}}}}, which this test does not give"
                 return Verdict(outcome="unknown", reason=reason)
-            check = parse_check(spec)
+            try:
+                check = parse_check(spec)
+            except BadInputError as err:  # e.g. a {{value}} that makes a bad regex
+                return Verdict(outcome="unknown", reason=f"for this test: {err.message}")
         result = check.evaluate(case.output)
         # The check's own measure (a count, a distance) is in its reason; the score is
         # pass/fail.

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+import regex
+
+from promptgen.bounds import MAX_OUTPUT_NESTING, REGEX_TIMEOUT_SECONDS, too_deep
 from promptgen.errors import BadInputError
 
 
@@ -35,10 +38,10 @@ class Equals:
 
     def evaluate(self, output: str) -> CheckResult:
         if isinstance(self.value, (dict, list)):
-            try:
-                same = json.loads(output) == self.value
-            except json.JSONDecodeError:
-                return CheckResult(False, "the output is not JSON")
+            value, problem = _json(output)
+            if problem is not None:
+                return CheckResult(False, f"the output is {problem}")
+            same = value == self.value
             return CheckResult(same, "equal as JSON" if same else "differs as JSON")
         same = output.strip() == str(self.value).strip()
         return CheckResult(same, "equal" if same else f"expected {str(self.value)[:80]!r}")
@@ -91,16 +94,25 @@ class Affix:
         return CheckResult(passed, f"{'' if passed else 'does not '}{self.where} with {value!r}")
 
 
-_FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X, "a": re.A}
+_FLAGS = {"i": regex.I, "m": regex.M, "s": regex.S, "x": regex.X, "a": regex.A}
 
 
 @dataclass
 class Regex:
+    """The output matches `pattern` (the `regex` package, Python `re` syntax). A search
+    that takes over REGEX_TIMEOUT_SECONDS (a catastrophic pattern such as `(a|aa)+$` on
+    a long output) fails the check with "timed out"; it never hangs the run."""
+
     name: ClassVar[str] = "regex"
     pattern: str
     flags: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str) or not isinstance(self.flags, str):
+            raise BadInputError(
+                f"regex check needs a text pattern, got {type(self.pattern).__name__}",
+                hint='write - regex: "^[A-Z]"',
+            )
         unknown = set(self.flags) - set(_FLAGS)
         if unknown:
             raise BadInputError(
@@ -110,15 +122,35 @@ class Regex:
         for flag in self.flags:
             value |= _FLAGS[flag]
         try:
-            self._compiled = re.compile(self.pattern, value)
-        except re.error as err:
+            self._compiled = regex.compile(self.pattern, value | regex.VERSION0)
+        except (regex.error, ValueError, OverflowError, RecursionError) as err:
             raise BadInputError(f"regex {self.pattern!r} does not compile: {err}") from err
 
     def evaluate(self, output: str) -> CheckResult:
-        match = self._compiled.search(output)
+        try:
+            match = self._compiled.search(output, timeout=REGEX_TIMEOUT_SECONDS)
+        except TimeoutError:
+            return CheckResult(
+                False, f"timed out after {REGEX_TIMEOUT_SECONDS:g} s on /{self.pattern}/"
+            )
         return CheckResult(
             bool(match), f"{'matches' if match else 'no match for'} /{self.pattern}/"
         )
+
+
+def _json(output: str) -> tuple[Any, str | None]:
+    """The output parsed as JSON, or why not (deeply nested JSON is a failure, not a crash)."""
+    try:
+        value = json.loads(output)
+    except json.JSONDecodeError as err:
+        return None, f"not JSON: {err.msg} at line {err.lineno}"
+    except RecursionError:
+        return None, f"JSON nested more than {MAX_OUTPUT_NESTING} levels deep"
+    except ValueError as err:  # a number past Python's int-to-text limit
+        return None, f"not readable JSON: {err}"[:200]
+    if too_deep(value, MAX_OUTPUT_NESTING) is not None:
+        return None, f"JSON nested more than {MAX_OUTPUT_NESTING} levels deep"
+    return value, None
 
 
 @dataclass
@@ -128,16 +160,31 @@ class IsJson:
     name: ClassVar[str] = "is-json"
     schema: dict[str, Any] | None = None
 
-    def evaluate(self, output: str) -> CheckResult:
+    def __post_init__(self) -> None:
+        if self.schema is None:
+            return
+        from jsonschema import Draft202012Validator, SchemaError
+
         try:
-            value = json.loads(output)
-        except json.JSONDecodeError as err:
-            return CheckResult(False, f"not JSON: {err.msg} at line {err.lineno}")
+            Draft202012Validator.check_schema(self.schema)
+        except SchemaError as err:
+            raise BadInputError(
+                f"is-json schema is not a valid JSON Schema: {err.message}"[:300],
+                hint="fix the schema (JSON Schema draft 2020-12)",
+            ) from err
+
+    def evaluate(self, output: str) -> CheckResult:
+        value, problem = _json(output)
+        if problem is not None:
+            return CheckResult(False, problem)
         if self.schema is None:
             return CheckResult(True, "valid JSON")
         from jsonschema import Draft202012Validator
 
-        errors = list(Draft202012Validator(self.schema).iter_errors(value))
+        try:
+            errors = list(Draft202012Validator(self.schema).iter_errors(value))
+        except RecursionError:
+            return CheckResult(False, "too deeply nested to check against the schema")
         if errors:
             where = ".".join(str(p) for p in errors[0].absolute_path) or "value"
             return CheckResult(False, f"{where}: {errors[0].message}"[:200])

@@ -55,12 +55,15 @@ def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
     paths: list[Path] = []
     if prompt.source and Path(prompt.source).is_file():
         paths += discover(Path(prompt.source))
-    for file in options.evaluation.metric_files:
-        path = Path(file)
-        if not path.is_file():
-            raise BadInputError("metric file not found", file=path, hint="check --metric")
-        paths.append(path)
-    metrics = [_from_file(path, prompt) for path in dict.fromkeys(p.resolve() for p in paths)]
+    given = [_given_file(file) for file in options.evaluation.metric_files]
+    metrics: list[Metric] = []
+    for path in dict.fromkeys(p.resolve() for p in [*paths, *given]):
+        try:
+            metrics.append(_from_file(path, prompt))
+        except BadInputError as err:
+            if path in given:  # name the flag the file came from
+                err.message = f"--metric: {err.message}"
+            raise
     for i, text in enumerate(options.evaluation.custom_metrics, start=1):
         metrics.append(_inline(text, i, prompt))
     reserved = next((m.name for m in metrics if m.name in RESERVED), None)
@@ -70,6 +73,24 @@ def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
             hint="give it another name",
         )
     return metrics
+
+
+def _given_file(file: str) -> Path:
+    """A `--metric` path, checked before it is read: a metric file that exists."""
+    path = Path(file)
+    if path.is_dir():
+        raise BadInputError(
+            "--metric names a folder", file=path, hint=f"give a *{METRIC_SUFFIX} file"
+        )
+    if not path.is_file():
+        raise BadInputError("--metric file not found", file=path, hint="check the path")
+    if not path.name.endswith(METRIC_SUFFIX):
+        raise BadInputError(
+            f"--metric takes a *{METRIC_SUFFIX} file",
+            file=path,
+            hint="rename it, or check the path",
+        )
+    return path.resolve()
 
 
 def _from_file(path: Path, prompt: PromptUnderTest) -> Metric:

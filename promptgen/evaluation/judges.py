@@ -3,37 +3,53 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from promptgen.errors import RenderError
 from promptgen.evaluation.protocol import Case, MetricBase, Verdict
 from promptgen.llm import Completion
 from promptgen.model import PromptUnderTest
 from promptgen.prompting import stage_messages
+from promptgen.prompting.bounded import Text
+from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.render import render_messages
 from promptgen.results import Outcome
 
 
 class RuleCheck(BaseModel):
-    rule: str = Field(max_length=300, description="The rule, copied.")
+    rule: Text(300, description="The rule, copied.")  # type: ignore[valid-type]
     broken: bool = Field(description="True when the answer breaks this rule.")
 
 
-class ComplianceVerdict(BaseModel):
-    # One check per rule first, then the verdict: the judge walks the rules before it
-    # concludes (asked for a verdict at once, a 1.5B judge said "err" to every answer).
-    checks: list[RuleCheck] = Field(max_length=60)
-    reason: str = Field(max_length=600, description="Which rule is broken, or why none is.")
-    verdict: Literal["ok", "err"]
+@functools.lru_cache(maxsize=64)
+def compliance_verdict(rules: int) -> type[BaseModel]:
+    """The compliance answer for `rules` numbered rules: one check under each rule's
+    number (a schema-following server can neither skip a rule nor invent one), then the
+    reason and the verdict. The judge walks the rules before it concludes (asked for a
+    verdict at once, a 1.5B judge said "err" to every answer)."""
+    checks = numbered_model("RuleChecks", rules, RuleCheck)
+    reason = Text(600, description="Which rule is broken, or why none is.")
+    return create_model(
+        "ComplianceVerdict",
+        checks=(checks, ...),
+        reason=(reason, ...),
+        verdict=(Literal["ok", "err"], ...),
+    )
+
+
+def rule_count(rules: str) -> int:
+    """How many rules a numbered list ("1. ...", "2. ...") holds."""
+    return max((int(n) for n in _NUMBERED.findall(rules)), default=0)
 
 
 class ScoreVerdict(BaseModel):
-    explanation: str = Field(max_length=600)
+    explanation: Text(600)  # type: ignore[valid-type]
     score: int = Field(ge=0, le=100)
 
 
@@ -67,11 +83,12 @@ class ComplianceJudge(MetricBase):
 
     async def evaluate(self, case: Case) -> Verdict:
         messages = stage_messages("compliance", **_builtin_values(case))
-        result = await _ask(case, messages, ComplianceVerdict, temperature=0)
+        answer = compliance_verdict(rule_count(str(case.values.get("rules", ""))))
+        result = await _ask(case, messages, answer, temperature=0)
         if not result.ok:
             return Verdict(error=result.error)
-        parsed: ComplianceVerdict = result.parsed
-        broken = [c.rule for c in parsed.checks if c.broken]
+        parsed: Any = result.parsed
+        broken = [c.rule for _, c in sorted(answers(parsed.checks).items()) if c.broken]
         # A rule the judge itself marked broken makes the verdict err, whatever it concluded.
         outcome: Outcome = "err" if broken or parsed.verdict == "err" else "ok"
         reason = parsed.reason
@@ -120,6 +137,7 @@ def _scored(result: Completion) -> Verdict:
     return Verdict.scored(float(parsed.score), parsed.explanation)
 
 
+_NUMBERED = re.compile(r"^(\d+)\. ", re.M)
 _WORD = re.compile(r"\b(OK|ERR|PASS|FAIL)\b", re.IGNORECASE)
 _MEANING: dict[str, Outcome] = {"ok": "ok", "pass": "ok", "err": "err", "fail": "err"}
 

@@ -20,6 +20,7 @@ from promptgen.evaluation.checks import (
     Not,
     Regex,
 )
+from promptgen.yamlpos import load_yaml, yaml_error_text
 
 COUNT_UNITS = {
     "word": "words",
@@ -83,9 +84,11 @@ def _cli_value(name: str, value: str) -> Any:
     text = value.strip()
     if text.startswith(("{", "[")):
         try:
-            return yaml.safe_load(text)
+            return load_yaml(text).data
         except yaml.YAMLError as err:
-            raise BadInputError(f"check {name}={value!r}: not valid YAML ({err})") from err
+            raise BadInputError(
+                f"check {name}={value!r}: not valid YAML ({yaml_error_text(err)})"
+            ) from err
     if name.removeprefix("not-").endswith("-count") and re.fullmatch(r"\d+", text):
         return int(text)
     return value
@@ -100,7 +103,20 @@ def parse_check(spec: Any) -> Any:
                 f"check {spec!r} needs a value", hint='write NAME=VALUE, e.g. "contains=Hello"'
             )
         return build(name.strip(), _cli_value(name.strip(), value))
-    if isinstance(spec, dict) and len(spec) == 1:
-        ((name, args),) = spec.items()
-        return build(str(name), args)
-    raise BadInputError(f"a check is one {{name: arguments}} entry, got {spec!r}")
+    if isinstance(spec, dict):
+        rest = {k: v for k, v in spec.items() if k != "name"} if len(spec) == 2 else spec
+        if len(rest) == 1:
+            ((name, args),) = rest.items()
+            return build(str(name), args)
+    shown = repr(spec)
+    raise BadInputError(
+        f"a check is one {{name: arguments}} entry (and optionally a 'name' for reports), "
+        f"got {shown if len(shown) <= 80 else shown[:79] + '…'}"
+    )
+
+
+def check_label(spec: Any) -> str | None:
+    """The `name` a check was given (`{"regex": "^a", "name": "starts with a"}`), if any."""
+    if isinstance(spec, dict) and len(spec) == 2 and isinstance(spec.get("name"), str):
+        return spec["name"].strip() or None
+    return None

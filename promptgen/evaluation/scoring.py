@@ -39,7 +39,8 @@ def needed(
     run: TestRun, test: Test, metrics: Sequence[Metric], judges: Sequence[str]
 ) -> list[Needed]:
     """Every verdict a successful run needs: a check has no judge, and accuracy needs an
-    accepted groundtruth (docs/metrics.md)."""
+    accepted groundtruth (docs/metrics.md). A failed run needs none, and neither does a
+    faulty one (an empty or cut-off reply is not an answer to judge)."""
     if not run.ok:
         return []
     return [

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from promptgen.bounds import MAX_PROMPT_BYTES
 from promptgen.errors import PromptFormatError
 from promptgen.formats import github_models, prompty
+from promptgen.jsonio import read_limited
 from promptgen.model import PromptUnderTest
 
 SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt")
 
 
 def read_text(path: Path) -> str:
-    """Read a prompt file as UTF-8 text, with one clear error for each way it can fail."""
-    if not path.exists():
-        raise PromptFormatError("file not found", file=path, hint="check the path")
-    if path.is_dir():
+    """Read a prompt file as UTF-8 text, with one clear error for each way it can fail.
+
+    Folders, pipes and devices are refused before anything is opened, and files over
+    MAX_PROMPT_BYTES before anything is read (promptgen.bounds)."""
+    if "\x00" not in str(path) and path.is_dir():
         raise PromptFormatError(
             "is a folder, not a prompt file", file=path, hint="pass a file such as my.prompty"
         )
-    data = path.read_bytes()
+    data = read_limited(path, MAX_PROMPT_BYTES, "prompt file", PromptFormatError)
     if not data.strip():
         raise PromptFormatError("file is empty", file=path, hint="write a prompt into it")
     if b"\x00" in data[:8192]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from promptgen.errors import PromptFormatError
+from promptgen.formats.validate import type_error
 from promptgen.model import Message, ModelConfig, PromptInput, PromptUnderTest, TestSample
 from promptgen.render import template_variables
+from promptgen.yamlpos import Path_, line_of
 
 # Prompty v2 option names -> the OpenAI parameter names the gateway uses.
 _V2_OPTIONS = {
@@ -121,3 +124,76 @@ def detect_inputs(prompt: PromptUnderTest) -> None:
             name=AUTO_INPUT, detected=True, description="The text the prompt works on."
         )
         prompt.messages.append(Message(role="user", content="{{" + AUTO_INPUT + "}}"))
+
+
+# Call parameters whose type the providers insist on (after normalize_options).
+_NUMBER_PARAMS = ("temperature", "top_p", "frequency_penalty", "presence_penalty")
+_WHOLE_PARAMS = ("max_tokens", "max_completion_tokens", "seed", "n", "top_k")
+
+
+def parameter_problem(name: str, value: Any) -> str | None:
+    """What is wrong with a model call parameter's type (None: fine, or not checked).
+
+    Numbers may be written as text (`${env:TEMPERATURE}` gives text); a date, a list or
+    true/false is refused, as is a whole number past Python's int-to-text limit."""
+    if name in _NUMBER_PARAMS:
+        expected, kinds = "a number", (int, float)
+    elif name in _WHOLE_PARAMS:
+        expected, kinds = "a whole number", (int,)
+    elif name == "stop":
+        if isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            return None
+        return "a string or a list of strings"
+    else:
+        return None
+    if value is None:
+        return None
+    if isinstance(value, kinds) and not isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            float(value) if float in kinds else int(value)
+            return None
+        except ValueError:
+            pass
+    return expected
+
+
+def check_parameters(
+    params: Any, where: Path_, *, file: str, lines: dict[Path_, int], what: str
+) -> None:
+    """Refuse a model call parameter of the wrong type (`temperature: 2024-01-01`), with
+    its line, before it reaches a provider."""
+    if not isinstance(params, dict):
+        return
+    for key, value in params.items():
+        if key == "additionalProperties":
+            check_parameters(value, (*where, key), file=file, lines=lines, what=what)
+            continue
+        problem = parameter_problem(_V2_OPTIONS.get(key, key), value)
+        if problem:
+            path = (*where, key)
+            raise type_error(
+                ".".join(str(p) for p in path),
+                problem,
+                value,
+                file=file,
+                line=line_of(lines, path),
+                what=what,
+            )
+
+
+def check_count(
+    items: Any, limit: int, where: Path_, *, file: str, lines: dict[Path_, int], what: str
+) -> None:
+    """Refuse a list longer than its limit in promptgen.bounds (before any work on it)."""
+    if isinstance(items, list) and len(items) > limit:
+        raise PromptFormatError(
+            f"'{'.'.join(str(p) for p in where)}' lists {len(items):,} {what}; "
+            f"promptgen takes at most {limit:,}",
+            file=file,
+            line=line_of(lines, where),
+            hint="keep the most useful ones, or split the prompt",
+        )

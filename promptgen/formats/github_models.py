@@ -6,27 +6,30 @@ which is a superset (a `{{ name }}` with spaces also resolves).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from promptgen.bounds import MAX_MESSAGES, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.common import (
+    check_count,
+    check_parameters,
     detect_inputs,
     normalize_options,
     split_sample,
     strip_suffix,
 )
-from promptgen.formats.validate import validate_section
+from promptgen.formats.validate import built_error, validate_section
+from promptgen.jsonio import parse_json
 from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
 from promptgen.render import check_syntax
 from promptgen.yamlpos import (
-    content_lines,
+    YamlLimitError,
     line_of,
-    node_lines,
+    load_yaml,
     yaml_error_line,
     yaml_error_text,
 )
@@ -56,7 +59,14 @@ class PromptYml(_Open):
 def load(path: Path, text: str) -> PromptUnderTest:
     file = str(path)
     try:
-        raw = yaml.safe_load(text)
+        parsed = load_yaml(text)
+    except YamlLimitError as err:
+        raise PromptFormatError(
+            yaml_error_text(err),
+            file=file,
+            line=yaml_error_line(err),
+            hint="see the limits in docs/formats.md",
+        ) from err
     except yaml.YAMLError as err:
         raise PromptFormatError(
             f"invalid YAML: {yaml_error_text(err)}",
@@ -64,6 +74,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
             line=yaml_error_line(err),
             hint="fix the YAML syntax",
         ) from err
+    raw = parsed.data
     if not isinstance(raw, dict) or "messages" not in raw:
         hint = "add a 'messages' list of {role, content}"
         if isinstance(raw, dict) and "jobs" in raw:
@@ -71,16 +82,19 @@ def load(path: Path, text: str) -> PromptUnderTest:
         raise PromptFormatError(
             "not a GitHub Models prompt: no 'messages' list", file=file, line=1, hint=hint
         )
-    lines = node_lines(text)
+    lines, starts = parsed.keys, parsed.content
+    where = {"file": file, "lines": lines}
+    check_count(raw.get("messages"), MAX_MESSAGES, ("messages",), what="messages", **where)
+    check_count(raw.get("testData"), MAX_TEST_SAMPLES, ("testData",), what="rows", **where)
     doc: Any = validate_section(PromptYml, raw, file=file, lines=lines, what="prompt.yml")
-    starts = content_lines(text)
+    check_parameters(doc.modelParameters, ("modelParameters",), what="prompt.yml", **where)
     messages = []
     for i, m in enumerate(doc.messages):
         line = starts.get(("messages", i, "content")) or line_of(lines, ("messages", i))
         role = m.role.strip().lower()
         if role not in ROLES:
             raise PromptFormatError(
-                f"unknown role '{m.role}' in messages[{i}]",
+                f"unknown role '{printable(m.role)}' in messages[{i}]",
                 file=file,
                 line=line_of(lines, ("messages", i, "role")),
                 hint=f"use one of {', '.join(ROLES)}",
@@ -93,21 +107,29 @@ def load(path: Path, text: str) -> PromptUnderTest:
         messages.append(Message(role=role, content=m.content, line=line))
     known = set(PromptYml.model_fields)
     extra = {k: v for k, v in raw.items() if k not in known}
-    warnings = [f"{file}:{lines.get((k,), '?')}: unknown key '{k}' kept as is" for k in extra]
-    prompt = PromptUnderTest(
-        name=doc.name or strip_suffix(path.name, (".prompt.yml", ".prompt.yaml", ".yml", ".yaml")),
-        description=doc.description,
-        source=file,
-        format="prompt.yml",
-        model=_model(doc, file, lines),
-        messages=messages,
-        test_samples=[split_sample(row) for row in doc.testData or []],
-        checks=string_checks(doc.evaluators or []),
-        template_engine="mustache",
-        frontmatter=raw,
-        extra=extra,
-        warnings=warnings,
-    )
+    warnings = [
+        f"{file}:{lines.get((k,), '?')}: unknown key '{printable(k)}' kept as is" for k in extra
+    ]
+    evaluators = doc.evaluators or []
+    try:
+        prompt = PromptUnderTest(
+            name=doc.name
+            or strip_suffix(path.name, (".prompt.yml", ".prompt.yaml", ".yml", ".yaml")),
+            description=doc.description,
+            source=file,
+            format="prompt.yml",
+            model=_model(doc, file, lines),
+            messages=messages,
+            test_samples=[split_sample(row) for row in doc.testData or []],
+            checks=[check for _, check in string_checks(evaluators)],
+            check_lines=[line_of(lines, ("evaluators", i)) for i, _ in string_checks(evaluators)],
+            template_engine="mustache",
+            frontmatter=raw,
+            extra=extra,
+            warnings=warnings,
+        )
+    except ValidationError as err:  # a safety net: the checks above catch what they know
+        raise built_error(err, file=file, line=None, what="prompt.yml") from err
     detect_inputs(prompt)
     return prompt
 
@@ -121,19 +143,32 @@ _STRING_CHECKS = {
 }
 
 
-def string_checks(evaluators: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`string:` evaluators as deterministic checks (the first non-empty key wins, as in
-    gh models). LLM and `uses:` evaluators are kept in the frontmatter, not run."""
+def string_checks(evaluators: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """`string:` evaluators as deterministic checks, with their index in `evaluators` (the
+    first non-empty key wins, as in gh models). An evaluator's `name` becomes the check's
+    name (`{"icontains": "x", "name": "mentions x"}`). LLM and `uses:` evaluators are
+    kept in the frontmatter, not run."""
     checks = []
-    for evaluator in evaluators:
+    for i, evaluator in enumerate(evaluators):
         spec = evaluator.get("string")
         if not isinstance(spec, dict):
             continue
-        for key, name in _STRING_CHECKS.items():
+        for key, check in _STRING_CHECKS.items():
             if spec.get(key):
-                checks.append({name: str(spec[key])})
+                named = evaluator.get("name")
+                extra = {"name": named} if isinstance(named, str) and named.strip() else {}
+                checks.append((i, {check: str(spec[key]), **extra}))
                 break
     return checks
+
+
+def evaluator_kind(evaluator: dict[str, Any]) -> str:
+    """How promptgen treats one `evaluators:` entry: `string` (run as a check), `llm` or
+    `uses` (kept, not run), or `unknown`."""
+    for kind in ("string", "llm", "uses"):
+        if kind in evaluator:
+            return kind
+    return "unknown"
 
 
 def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:
@@ -142,15 +177,15 @@ def _model(doc: Any, file: str, lines: dict[Any, int]) -> ModelConfig:
     if doc.responseFormat == "json_schema":
         schema = doc.jsonSchema
         if isinstance(schema, str):
-            try:
-                schema = json.loads(schema)
-            except json.JSONDecodeError as err:
-                raise PromptFormatError(
-                    f"jsonSchema is not valid JSON: {err.msg}",
-                    file=file,
-                    line=line_of(lines, ("jsonSchema",)),
-                    hint="jsonSchema must be a JSON string with 'name' and 'schema'",
-                ) from err
+            schema = parse_json(
+                schema,
+                what="jsonSchema",
+                subject="jsonSchema",
+                file=file,
+                line=line_of(lines, ("jsonSchema",)),
+                error=PromptFormatError,
+                hint="jsonSchema must be a JSON string with 'name' and 'schema'",
+            )
         if not isinstance(schema, dict) or not {"name", "schema"} <= set(schema):
             raise PromptFormatError(
                 "responseFormat json_schema needs a jsonSchema with 'name' and 'schema'",

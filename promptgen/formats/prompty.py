@@ -6,10 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from promptgen.bounds import MAX_MESSAGES, MAX_SCENARIOS, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.body import parse_messages, split_frontmatter
 from promptgen.formats.common import (
+    check_count,
+    check_parameters,
     detect_inputs,
     input_from_property,
     model_config,
@@ -23,8 +27,9 @@ from promptgen.formats.frontmatter import (
     known_keys,
 )
 from promptgen.formats.refs import RefResolver, read_data_file
-from promptgen.formats.validate import validate_section
+from promptgen.formats.validate import built_error, type_error, validate_section
 from promptgen.model import (
+    Message,
     PromptFormat,
     PromptInput,
     PromptUnderTest,
@@ -34,7 +39,14 @@ from promptgen.model import (
     TestSample,
 )
 from promptgen.render import check_syntax
-from promptgen.yamlpos import Path_, line_of, node_lines, yaml_error_line, yaml_error_text
+from promptgen.yamlpos import (
+    Path_,
+    YamlLimitError,
+    line_of,
+    load_yaml,
+    yaml_error_line,
+    yaml_error_text,
+)
 
 _SUFFIXES = (".prompty", ".md", ".txt")
 _ENGINES: dict[str, TemplateEngine] = {
@@ -49,22 +61,71 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     file = str(path)
     split = split_frontmatter(text, file, require_close=fmt == "prompty")
     raw, lines = _read_frontmatter(split.frontmatter, split.frontmatter_line, file)
+    where = {"file": file, "lines": lines}
+    check_count(raw.get("scenarios"), MAX_SCENARIOS, ("scenarios",), what="scenarios", **where)
+    check_count(raw.get("testSamples"), MAX_TEST_SAMPLES, ("testSamples",), what="samples", **where)
     resolver = RefResolver(path.parent, file, lines)
     resolved = resolver.resolve(raw)
     front: Any = validate_section(Frontmatter, resolved, file=file, lines=lines, what="frontmatter")
-    warnings = list(resolver.warnings)
-    known = known_keys()
-    extra = {k: v for k, v in raw.items() if k not in known}
-    for key in extra:
-        warnings.append(
-            f"{file}:{lines.get((key,), '?')}: unknown frontmatter key '{key}' kept as is"
+    _check_values(resolved, file, lines)
+    extra = {k: v for k, v in raw.items() if k not in known_keys()}
+    warnings = [*resolver.warnings, *_warnings(front, extra, file, lines)]
+    engine = _engine(front.template, file, lines)
+    messages = _messages(split.body, split.body_line, file, engine)
+    metadata = front.metadata or {}
+    try:
+        prompt = PromptUnderTest(
+            name=front.name or front.displayName or strip_suffix(path.name, _SUFFIXES),
+            description=front.description,
+            source=file,
+            format=fmt,
+            model=model_config(front.model),
+            inputs=_inputs(front, resolved.get("inputs"), resolver),
+            messages=messages,
+            scenarios=[Scenario(**s.model_dump(exclude_none=True)) for s in front.scenarios or []],
+            test_samples=_test_samples(front.testSamples or [], resolver),
+            instructions=_instructions(front.instructions),
+            tags=front.tags or list(metadata.get("tags") or []),
+            template_engine=engine,
+            outputs=front.outputs,
+            checks=list(front.checks or []),
+            check_lines=[
+                line_of(resolver.lines, ("checks", i)) for i in range(len(front.checks or []))
+            ],
+            run_options={
+                k: getattr(front, k) for k in RUN_OPTION_KEYS if getattr(front, k) is not None
+            },
+            frontmatter=raw,
+            extra=extra,
+            warnings=warnings,
         )
+    except ValidationError as err:  # a safety net: the checks above catch what they know
+        raise built_error(err, file=file, line=None, what="frontmatter") from err
+    detect_inputs(prompt)
+    return prompt
+
+
+def _warnings(front: Any, extra: dict[str, Any], file: str, lines: dict[Path_, int]) -> list[str]:
+    warnings = [
+        f"{file}:{lines.get((k,), '?')}: unknown frontmatter key '{printable(k)}' kept as is"
+        for k in extra
+    ]
     if front.base:
         warnings.append(
             f"{file}: 'base: {front.base}' (prompt inheritance) is kept but not applied"
         )
-    engine = _engine(front.template, file, lines)
-    messages = parse_messages(split.body, file, split.body_line)
+    return warnings
+
+
+def _messages(body: str, body_line: int, file: str, engine: TemplateEngine) -> list[Message]:
+    messages = parse_messages(body, file, body_line)
+    if len(messages) > MAX_MESSAGES:
+        raise PromptFormatError(
+            f"the body has {len(messages):,} messages; promptgen takes at most {MAX_MESSAGES:,}",
+            file=file,
+            line=messages[MAX_MESSAGES].line,
+            hint="merge or remove role markers",
+        )
     for message in messages:
         try:
             check_syntax(message.content, engine)
@@ -72,34 +133,35 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
             err.file = file
             err.line = (message.line or 1) + (err.line or 1) - 1
             raise
-    metadata = front.metadata or {}
-    prompt = PromptUnderTest(
-        name=front.name or front.displayName or strip_suffix(path.name, _SUFFIXES),
-        description=front.description,
-        source=file,
-        format=fmt,
-        model=model_config(front.model),
-        inputs=_inputs(front, resolved.get("inputs"), resolver),
-        messages=messages,
-        scenarios=[Scenario(**s.model_dump(exclude_none=True)) for s in front.scenarios or []],
-        test_samples=_test_samples(front.testSamples or [], resolver),
-        instructions=_instructions(front.instructions),
-        tags=front.tags or list(metadata.get("tags") or []),
-        template_engine=engine,
-        outputs=front.outputs,
-        checks=list(front.checks or []),
-        check_lines=[
-            line_of(resolver.lines, ("checks", i)) for i in range(len(front.checks or []))
-        ],
-        run_options={
-            k: getattr(front, k) for k in RUN_OPTION_KEYS if getattr(front, k) is not None
-        },
-        frontmatter=raw,
-        extra=extra,
-        warnings=warnings,
-    )
-    detect_inputs(prompt)
-    return prompt
+    return messages
+
+
+def _check_values(front: dict[str, Any], file: str, lines: dict[Path_, int]) -> None:
+    """Types the frontmatter model leaves open but promptgen relies on."""
+    metadata = front.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
+    if tags is not None:
+        bad = (
+            [i for i, t in enumerate(tags) if not isinstance(t, str)]
+            if isinstance(tags, list)
+            else []
+        )
+        if not isinstance(tags, list) or bad:
+            where: Path_ = ("metadata", "tags", *bad[:1])
+            raise type_error(
+                ".".join(str(p) for p in where),
+                "a string" if bad else "a list of strings",
+                tags[bad[0]] if bad else tags,
+                file=file,
+                line=line_of(lines, where),
+                what="frontmatter",
+            )
+    model = front.get("model")
+    if isinstance(model, dict):
+        for block in ("parameters", "options"):
+            check_parameters(
+                model.get(block), ("model", block), file=file, lines=lines, what="frontmatter"
+            )
 
 
 def _read_frontmatter(
@@ -109,7 +171,14 @@ def _read_frontmatter(
         return {}, {}
     offset = first_line - 1
     try:
-        raw = yaml.safe_load(text)
+        doc = load_yaml(text, offset)
+    except YamlLimitError as err:
+        raise PromptFormatError(
+            f"frontmatter: {yaml_error_text(err)}",
+            file=file,
+            line=yaml_error_line(err, offset),
+            hint="see the limits in docs/formats.md",
+        ) from err
     except yaml.YAMLError as err:
         raise PromptFormatError(
             f"invalid frontmatter YAML: {yaml_error_text(err)}",
@@ -117,6 +186,7 @@ def _read_frontmatter(
             line=yaml_error_line(err, offset),
             hint="fix the YAML between the '---' lines",
         ) from err
+    raw = doc.data
     if raw is None:
         return {}, {}
     if not isinstance(raw, dict):
@@ -126,7 +196,7 @@ def _read_frontmatter(
             line=first_line,
             hint="see docs/formats.md",
         )
-    return raw, node_lines(text, offset)
+    return raw, doc.keys
 
 
 def _engine(template: Any, file: str, lines: dict[Path_, int]) -> TemplateEngine:
@@ -140,7 +210,7 @@ def _engine(template: Any, file: str, lines: dict[Path_, int]) -> TemplateEngine
     engine = _ENGINES.get(str(value).lower())
     if engine is None:
         raise PromptFormatError(
-            f"template format '{value}' is not supported",
+            f"template format '{printable(value)}' is not supported",
             file=file,
             line=line_of(lines, ("template",)),
             hint="use jinja2 (default) or mustache",
@@ -170,7 +240,8 @@ def _inputs(front: Any, raw_inputs: Any, resolver: RefResolver) -> dict[str, Pro
         samples = read_data_file(target, resolver.file, line_of(resolver.lines, ("sample",)))
         if not isinstance(samples, dict):
             raise PromptFormatError(
-                f"sample file '{front.sample}' must hold one object (input name -> value)",
+                f"sample file '{printable(front.sample)}' must hold one object "
+                "(input name -> value)",
                 file=resolver.file,
                 line=line_of(resolver.lines, ("sample",)),
                 hint="write a JSON or YAML mapping",
@@ -194,10 +265,18 @@ def _test_samples(items: list[Any], resolver: RefResolver) -> list[TestSample]:
         target = resolver.contained_path(item, where, "testSamples file")
         data = read_data_file(target, resolver.file, line_of(resolver.lines, where))
         rows = data if isinstance(data, list) else [data]
+        if len(samples) + len(rows) > MAX_TEST_SAMPLES:
+            raise PromptFormatError(
+                f"testSamples file '{printable(item)}' brings the samples to "
+                f"{len(samples) + len(rows):,}; promptgen takes at most {MAX_TEST_SAMPLES:,}",
+                file=resolver.file,
+                line=line_of(resolver.lines, where),
+                hint="keep the most useful rows",
+            )
         for row in rows:
             if not isinstance(row, dict):
                 raise PromptFormatError(
-                    f"testSamples file '{item}' must hold objects (input name -> value)",
+                    f"testSamples file '{printable(item)}' must hold objects (input name -> value)",
                     file=resolver.file,
                     line=line_of(resolver.lines, where),
                     hint="write a JSON/YAML list of objects, JSON Lines, or CSV with a header",

@@ -7,14 +7,17 @@ import io
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from promptgen.bounds import MAX_DATA_FILE_BYTES, printable
 from promptgen.errors import PromptFormatError
-from promptgen.yamlpos import Path_, line_of
+from promptgen.jsonio import check_data, may_hold_surrogates, parse_json, read_limited
+from promptgen.yamlpos import Path_, line_of, load_yaml, yaml_error_line, yaml_error_text
 
 _REF = re.compile(r"^\$\{(env|file):(.*)\}$", re.S)
 # Connection and tool settings are the provider's business; promptgen takes credentials from
@@ -51,11 +54,11 @@ class RefResolver:
         if path and path[0] in _LENIENT_ROOTS:
             self.warnings.append(
                 f"{self.file}:{line_of(self.lines, path) or '?'}: environment variable "
-                f"'{name}' (used by '{where}') is not set; left as is"
+                f"'{printable(name)}' (used by '{printable(where)}') is not set; left as is"
             )
             return f"${{env:{arg}}}"
         raise PromptFormatError(
-            f"environment variable '{name}' is not set (used by '{where}')",
+            f"environment variable '{printable(name)}' is not set (used by '{printable(where)}')",
             file=self.file,
             line=line_of(self.lines, path),
             hint=f"set {name} or write ${{env:{name}:default}}",
@@ -63,22 +66,40 @@ class RefResolver:
 
     def contained_path(self, relative: str, path: Path_, what: str) -> Path:
         """`relative` resolved against the prompt's folder; it may not escape that folder."""
+        line = line_of(self.lines, path)
+        if "\x00" in relative:
+            raise PromptFormatError(
+                f"{what} {relative!r} contains a NUL byte",
+                file=self.file,
+                line=line,
+                hint="fix the path",
+            )
         root = self.base_dir.resolve()
         target = (root / relative).resolve()
-        line = line_of(self.lines, path)
         if target != root and root not in target.parents:
             raise PromptFormatError(
-                f"{what} '{relative}' is outside allowed roots (the prompt's folder)",
+                f"{what} '{printable(relative)}' is outside allowed roots (the prompt's folder)",
                 file=self.file,
                 line=line,
                 hint="move the file next to the prompt or into a subfolder",
             )
-        if not target.is_file():
+        try:
+            mode = target.stat().st_mode
+        except OSError:
+            mode = None
+        if mode is None or stat.S_ISDIR(mode):
             raise PromptFormatError(
-                f"{what} '{relative}' not found (looked for {target})",
+                f"{what} '{printable(relative)}' not found (looked for {printable(target)})",
                 file=self.file,
                 line=line,
                 hint="fix the path; it is relative to the prompt file",
+            )
+        if not stat.S_ISREG(mode):  # a pipe would block, a device never ends
+            raise PromptFormatError(
+                f"{what} '{printable(relative)}' is not a regular file",
+                file=self.file,
+                line=line,
+                hint="point it at a regular file",
             )
         return target
 
@@ -88,28 +109,59 @@ class RefResolver:
 
 
 def read_data_file(target: Path, file: str, line: int | None) -> Any:
-    """Parse a referenced file by its extension: JSON, JSON Lines, YAML, or plain text."""
+    """Parse a referenced file by its extension: JSON, JSON Lines, YAML, or plain text.
+
+    Errors are reported at the reference (`file`:`line`) and name the data file."""
+    data = read_limited(
+        target, MAX_DATA_FILE_BYTES, "data file", PromptFormatError, report_as=file, line=line
+    )
     try:
-        text = target.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
         raise PromptFormatError(
-            f"cannot read '{target.name}': {err}", file=file, line=line, hint="use a UTF-8 file"
-        ) from err
-    suffix = target.suffix.lower()
-    try:
-        if suffix == ".json":
-            return json.loads(text)
-        if suffix == ".jsonl":
-            return [json.loads(ln) for ln in text.splitlines() if ln.strip()]
-        if suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
-        if suffix == ".csv":
-            return list(csv.DictReader(io.StringIO(text)))
-    except (json.JSONDecodeError, yaml.YAMLError, csv.Error) as err:
-        raise PromptFormatError(
-            f"'{target.name}' is not valid {suffix[1:].upper()}: {str(err).splitlines()[0]}",
+            f"cannot read '{target.name}': not valid UTF-8",
             file=file,
             line=line,
-            hint=f"fix {target}",
+            hint="use a UTF-8 file",
         ) from err
+    suffix = target.suffix.lower()
+    name = f"'{target.name}'"
+    where: dict[str, Any] = {"file": file, "line": line, "error": PromptFormatError}
+    if suffix == ".json":
+        return parse_json(text, what=name, subject=name, hint=f"fix {target}", **where)
+    if suffix == ".jsonl":
+        return _json_lines(text, name, f"fix {target}", where)
+    if suffix in (".yaml", ".yml"):
+        try:
+            value = load_yaml(text).data
+        except yaml.YAMLError as err:
+            at = yaml_error_line(err)
+            raise PromptFormatError(
+                f"{name} is not valid YAML: {yaml_error_text(err)}"
+                + (f" (its line {at})" if at else ""),
+                file=file,
+                line=line,
+                hint=f"fix {target}",
+            ) from err
+        return value  # load_yaml checked its nesting and strings
+    if suffix == ".csv":
+        try:
+            return list(csv.DictReader(io.StringIO(text)))
+        except csv.Error as err:
+            raise PromptFormatError(
+                f"{name} is not valid CSV: {err}", file=file, line=line, hint=f"fix {target}"
+            ) from err
     return text
+
+
+def _json_lines(text: str, name: str, hint: str, where: dict[str, Any]) -> list[Any]:
+    rows = []
+    for i, row in enumerate(text.splitlines(), 1):
+        if not row.strip():
+            continue
+        try:
+            rows.append(json.loads(row))
+        except (ValueError, RecursionError):  # the same row again, for the clear message
+            parse_json(row, what=f"{name} line {i}", subject=f"{name} line {i}", hint=hint, **where)
+    check_data(rows, what=name, surrogates=may_hold_surrogates(text), **where)
+    return rows

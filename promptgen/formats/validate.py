@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from promptgen.bounds import printable
 from promptgen.errors import PromptFormatError
 from promptgen.yamlpos import Path_, line_of
 
@@ -34,6 +36,8 @@ def _type_name(value: Any) -> str:
     names = {str: "a string", int: "a number", float: "a number", bool: "true/false"}
     if value is None:
         return "nothing"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return "a date"
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -65,10 +69,10 @@ def validate_section(
         located = [(_data_path(data, tuple(e["loc"])), e) for e in errors]
         (path, value), first = max(located, key=lambda item: len(item[0][0]))
         same = [e for (p, _), e in located if p == path]
-        dotted = ".".join(str(p) for p in path) or what
+        dotted = printable(".".join(str(p) for p in path) or what)
         if first["type"] == "missing":
             missing = first["loc"][-1]
-            message = f"'{dotted}' is missing required key '{missing}'"
+            message = f"'{dotted}' is missing required key '{printable(missing)}'"
         else:
             expected = sorted({_expected(e) for e in same})
             message = f"'{dotted}' should be {' or '.join(expected)}, got {_type_name(value)}"
@@ -78,3 +82,31 @@ def validate_section(
             line=line_of(lines, path),
             hint="see docs/formats.md for the accepted keys",
         ) from err
+
+
+def built_error(
+    err: ValidationError, *, file: str, line: int | None, what: str
+) -> PromptFormatError:
+    """One line for a ValidationError raised while building promptgen's own model from
+    values that passed the frontmatter model (a safety net: never a pydantic dump)."""
+    first = err.errors()[0]
+    dotted = printable(".".join(str(p) for p in first["loc"]) or what)
+    value = first.get("input")
+    return PromptFormatError(
+        f"{what}: '{dotted}' should be {_expected(first)}, got {_type_name(value)}",
+        file=file,
+        line=line,
+        hint="see docs/formats.md for the accepted keys",
+    )
+
+
+def type_error(
+    dotted: str, expected: str, value: Any, *, file: str, line: int | None, what: str
+) -> PromptFormatError:
+    """`'metadata.tags' should be a list of strings, got a number` with its line."""
+    return PromptFormatError(
+        f"{what}: '{printable(dotted)}' should be {expected}, got {_type_name(value)}",
+        file=file,
+        line=line,
+        hint="see docs/formats.md for the accepted keys",
+    )

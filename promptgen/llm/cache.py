@@ -9,6 +9,8 @@ from typing import Any
 
 import diskcache
 
+from promptgen.secrets import redact
+
 
 def cache_key(
     *,
@@ -24,8 +26,10 @@ def cache_key(
 ) -> str:
     """sha256 of the canonical JSON of the answer-changing inputs.
 
-    Timeouts, concurrency, retries and credentials are deliberately not part of it, and
-    only the hash is written to disk.
+    Timeouts, concurrency, retries and credentials are deliberately not part of it (a
+    key among the call parameters counts by name only), and only the hash is written
+    to disk. Only whole answers are stored: the gateway never caches a failed, empty or
+    cut-off reply, so running again asks for it again.
     """
     material = {
         "model": model,
@@ -38,7 +42,7 @@ def cache_key(
         "variant": variant,
     }
     if params:
-        material["params"] = params
+        material["params"] = redact(params)
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -23,10 +23,18 @@ from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
 from promptgen.llm.cache import ResponseCache, cache_key
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
-from promptgen.llm.types import CallError, ChatRequest, Completion, Messages, RawReply
+from promptgen.llm.types import (
+    FAULT_TEXT,
+    CallError,
+    ChatRequest,
+    Completion,
+    Messages,
+    RawReply,
+)
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
 from promptgen.results import Usage
+from promptgen.secrets import REDACTED, register_environment, register_mapping
 
 # Structured-output modes, strongest first; a server that refuses one gets the next.
 _MODES = ("json_schema", "json_object", "prompt")
@@ -69,6 +77,7 @@ class LLM:
         global_limit: int | None = None,
     ) -> None:
         self.settings = settings or load_settings()
+        register_environment()  # provider keys, so no error text quotes them (docs/llm.md)
         self.retry = retry or RetryPolicy()
         per_model = self.settings.concurrency or DEFAULT_CONCURRENCY
         self.limits = Limits(global_limit or max(32, 4 * per_model))
@@ -126,6 +135,9 @@ class LLM:
         params: dict[str, Any] | None = None,
     ) -> Completion:
         self._bind_loop()
+        if params:
+            register_mapping(params)
+            params = _without_redacted(params)
         model_id = self.settings.resolve(model)
         backend, name = self.backend_for(model_id)
         spec = structured.output_spec(output) if output is not None else None
@@ -161,6 +173,7 @@ class LLM:
         result.latency_ms = (time.perf_counter() - started) * 1000
         result.usage.latency_ms = result.latency_ms
         self.usage.record(model_id, stage, result.usage)
+        # Only whole answers are kept: an empty or cut-off reply is asked again next time.
         if result.ok and self.cache is not None and result.text is not None:
             self.cache.set(key, {"text": result.text, **result.usage.model_dump()})
         return result
@@ -175,6 +188,8 @@ class LLM:
         if stored is None:
             return None
         parsed = None
+        if spec is None and not str(stored.get("text") or "").strip():
+            return None  # an empty answer cached by an older promptgen: ask again
         if spec is not None:
             parsed, problem = spec.parse(stored["text"])
             if problem:
@@ -208,8 +223,8 @@ class LLM:
             )
         text = reply.text
         if spec is None:
-            return Completion(text=text, model=model_id, usage=usage, attempts=attempts)
-        parsed, problem = spec.parse(text)
+            return _text_completion(reply, model_id, usage, attempts)
+        parsed, problem = _parse(spec, reply)
         if problem is not None:
             assert request.json_schema is not None
             retry = ChatRequest(
@@ -228,16 +243,18 @@ class LLM:
                 return Completion(
                     text=text, model=model_id, usage=usage, attempts=attempts, error=error2
                 )
-            text = reply2.text
-            parsed, problem = spec.parse(text)
+            reply, text = reply2, reply2.text
+            parsed, problem = _parse(spec, reply)
         error = f"{model_id}: answer does not match the schema: {problem}" if problem else None
         return Completion(
             text=text,
             model=model_id,
-            parsed=parsed,
+            parsed=None if problem else parsed,
             usage=usage,
             attempts=attempts,
             error=error,
+            finish_reason=reply.finish_reason,
+            fault=reply.fault if problem else None,
         )
 
     def _mode(self, backend: Backend, model_id: str, request: ChatRequest) -> str:
@@ -318,6 +335,40 @@ class LLM:
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
+
+
+def _text_completion(reply: RawReply, model_id: str, usage: Usage, attempts: int) -> Completion:
+    """A plain-text answer; an empty or cut-off one is a failure that keeps its text."""
+    fault = reply.fault
+    return Completion(
+        text=reply.text,
+        model=model_id,
+        usage=usage,
+        attempts=attempts,
+        error=f"{model_id}: {FAULT_TEXT[fault]}" if fault else None,
+        finish_reason=reply.finish_reason,
+        fault=fault,
+    )
+
+
+def _parse(spec: structured.OutputSpec, reply: RawReply) -> tuple[Any, str | None]:
+    """A structured answer cut off at the token limit is never accepted, even when what
+    came back happens to parse: it goes to the repair turn like any invalid answer."""
+    if reply.finish_reason == "length":
+        return None, "the answer was cut off at the token limit; answer again, more briefly"
+    return spec.parse(reply.text)
+
+
+def _without_redacted(params: dict[str, Any]) -> dict[str, Any]:
+    """Call parameters without values blanked when a context was saved (an `api_key`
+    from a resumed context.json): the provider's own key is used instead."""
+
+    def keep(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: keep(v) for k, v in value.items() if v != REDACTED}
+        return value
+
+    return keep(params)
 
 
 def _with_schema(request: ChatRequest) -> list[dict[str, Any]]:

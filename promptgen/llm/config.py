@@ -15,6 +15,7 @@ from typing import Any
 
 from promptgen.errors import BadInputError
 from promptgen.llm.weights import DEFAULT_LOCAL
+from promptgen.options import check_api_base
 
 ALIASES = ("rules", "eval", "groundtruth", "baseline", "store")
 CONFIG_NAMES = ("promptgen.toml", ".promptgen.toml")
@@ -91,7 +92,7 @@ def load_settings(
     path = Path(cli["config"]) if "config" in cli else find_config(cwd, env)
     file = read_config(path)
     file_models = file.get("models", {})
-    api_base = cli.get("api_base") or env.get("PROMPTGEN_API_BASE") or file.get("api_base")
+    api_base = cli.get("api_base") or _api_base(env, file, path)
     fallback, fallback_source = default_model(env, api_base)
     generic = env.get("PROMPTGEN_MODEL")
     models: dict[str, str] = {}
@@ -129,3 +130,20 @@ def load_settings(
         cache_dir=Path(cli["cache_dir"]) if "cache_dir" in cli else None,
         config_file=path,
     )
+
+
+def _api_base(env: Mapping[str, str], file: dict[str, Any], path: Path | None) -> str | None:
+    """PROMPTGEN_API_BASE, else the config file's `api_base`; set but empty or malformed
+    is an error, never a silent fall back to the providers' network endpoints."""
+    for name, value, where in (
+        ("PROMPTGEN_API_BASE", env.get("PROMPTGEN_API_BASE"), None),
+        ("api_base", file.get("api_base"), path),
+    ):
+        if value is None:
+            continue
+        try:
+            return check_api_base(str(value))
+        except ValueError as err:
+            problem = str(err).replace("drop the flag", f"remove {name}")
+            raise BadInputError(f"{name} {str(value)!r}: {problem}", file=where) from err
+    return None

@@ -180,10 +180,12 @@ class LocalBackend:
             except ValueError as err:  # e.g. prompt longer than the context window
                 raise CallError(f"local model: {err}", retryable=False) from err
         usage = result.get("usage") or {}
+        choice = result["choices"][0]
         return RawReply(
-            text=result["choices"][0]["message"].get("content") or "",
+            text=choice["message"].get("content") or "",
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             cost=0.0,
             model=f"{PREFIX}{request.model}",
+            finish_reason=choice.get("finish_reason"),
         )

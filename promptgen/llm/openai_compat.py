@@ -71,7 +71,10 @@ class OpenAICompatBackend:
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
         params = request.openai_params(mode)
         params["model"] = request.model.removeprefix("openai/")
-        timeout = params.pop("timeout")
+        options: dict[str, Any] = {"timeout": params.pop("timeout")}
+        headers = _headers(params)
+        if headers:
+            options["headers"] = headers
         try:
             # The SDK's low-level post: the body is already in OpenAI's shape, and
             # `chat.completions.create` spends about half a millisecond per call
@@ -80,11 +83,21 @@ class OpenAICompatBackend:
                 "/chat/completions",
                 body=params,
                 cast_to=object,  # the JSON as is; building the SDK's models costs more
-                options={"timeout": timeout},
+                options=options,  # type: ignore[arg-type]
             )
         except Exception as exc:
             raise classify(exc) from exc
         return _reply(response)
+
+
+def _headers(params: dict[str, Any]) -> dict[str, str]:
+    """A prompt's `api_key` and `extra_headers` parameters, taken out of the body (where
+    the server would see them as request fields) and sent as headers."""
+    headers = {str(k): str(v) for k, v in (params.pop("extra_headers", None) or {}).items()}
+    key = params.pop("api_key", None)
+    if key:
+        headers.setdefault("Authorization", f"Bearer {key}")
+    return headers
 
 
 def _reply(data: Any) -> RawReply:
@@ -100,4 +113,5 @@ def _reply(data: Any) -> RawReply:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cost=None,
         model=data.get("model"),
+        finish_reason=choices[0].get("finish_reason"),
     )

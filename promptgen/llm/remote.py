@@ -9,6 +9,7 @@ from typing import Any, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
+from promptgen.secrets import scrub
 
 # litellm fetches a price map from the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -51,7 +52,9 @@ def classify(exc: Exception) -> CallError:
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     name = type(exc).__name__
-    message = str(exc).splitlines()[0][:300] if str(exc) else name
+    # Scrubbed before it is cut: a key cut in half would no longer be recognised.
+    full = scrub(str(exc))
+    message = full.splitlines()[0][:300] if full.strip() else name
     retry_after = parse_retry_after(_headers(exc).get("retry-after"))
     if "Timeout" in name:
         return CallError(f"timed out: {message}", status=status, retryable=True)
@@ -118,7 +121,8 @@ class RemoteBackend:
     @staticmethod
     def _reply(litellm: Any, response: Any) -> RawReply:
         try:
-            text = response.choices[0].message.content or ""
+            choice = response.choices[0]
+            text = choice.message.content or ""
         except (AttributeError, IndexError) as exc:
             raise CallError("the provider's answer has no message", retryable=True) from exc
         usage = getattr(response, "usage", None)
@@ -132,4 +136,5 @@ class RemoteBackend:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost,
             model=getattr(response, "model", None),
+            finish_reason=getattr(choice, "finish_reason", None),
         )

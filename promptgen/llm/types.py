@@ -7,9 +7,15 @@ from typing import Any
 
 from promptgen.errors import BadInputError
 from promptgen.llm.structured import provider_schema
-from promptgen.results import Usage
+from promptgen.results import Fault, Usage
+from promptgen.secrets import scrub
 
 Messages = list[dict[str, Any]]
+# What each fault means, as the error line of the call says it.
+FAULT_TEXT: dict[str, str] = {
+    "empty": "empty answer",
+    "truncated": "answer cut off at the token limit (finish_reason: length)",
+}
 
 
 class ModelConfigError(BadInputError):
@@ -64,10 +70,20 @@ class RawReply:
     completion_tokens: int = 0
     cost: float | None = None
     model: str | None = None
+    finish_reason: str | None = None  # "stop", "length", ... as the provider says it
+
+    @property
+    def fault(self) -> Fault | None:
+        """Whether the reply is not a whole answer: cut off, or empty (docs/llm.md)."""
+        if self.finish_reason == "length":
+            return "truncated"
+        return "empty" if not self.text.strip() else None
 
 
 class CallError(Exception):
-    """A failed provider call, classified for the retry loop."""
+    """A failed provider call, classified for the retry loop. The message is scrubbed of
+    keys here, where a provider's error becomes promptgen's text (providers may quote
+    the key or the headers they were sent)."""
 
     def __init__(
         self,
@@ -78,6 +94,7 @@ class CallError(Exception):
         retry_after: float | None = None,
         rate_limited: bool = False,
     ) -> None:
+        message = scrub(message)
         super().__init__(message)
         self.message = message
         self.status = status
@@ -88,7 +105,11 @@ class CallError(Exception):
 
 @dataclass
 class Completion:
-    """The gateway's answer. Failures are data: `error` is set and `text` may be None."""
+    """The gateway's answer. Failures are data: `error` is set and `text` may be None.
+
+    A reply that is empty or cut off (`fault`) is a failure too: `error` says so and
+    `text` keeps what came back, for the record; it is never cached.
+    """
 
     text: str | None
     model: str
@@ -98,6 +119,12 @@ class Completion:
     cached: bool = False
     attempts: int = 1
     error: str | None = None
+    finish_reason: str | None = None
+    fault: Fault | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None:
+            self.error = scrub(self.error)
 
     @property
     def ok(self) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from promptgen.context import Context
 from promptgen.formats import load_prompt
-from promptgen.model import PromptUnderTest
+from promptgen.model import PromptUnderTest, Scenario
 from promptgen.render import render_messages
 from promptgen.resources import data_dir
 from promptgen.results import Test
@@ -34,6 +34,14 @@ def prompt_text(prompt: PromptUnderTest) -> str:
 def generated_inputs(prompt: PromptUnderTest, fixed: set[str] | None = None) -> list[str]:
     """Inputs a test must give a value for (those a scenario fixes are left out)."""
     return [name for name in prompt.inputs if name not in (fixed or set())]
+
+
+def scenario_text(scenario: Scenario | None) -> str:
+    """A scenario as generation prompts state it: name, instructions, fixed values."""
+    if scenario is None:
+        return ""
+    params = ", ".join(f"{k} = {v}" for k, v in scenario.parameters.items())
+    return " ".join(p for p in (scenario.name + ":", scenario.instructions, params) if p)
 
 
 def inputs_text(prompt: PromptUnderTest, names: list[str] | None = None) -> str:

@@ -3,15 +3,16 @@ specification, rules, inverse rules)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from promptgen.prompting import prompt_text, stage_messages
+from promptgen.prompting.bounded import Items, Text
 from promptgen.prompting.per_item import numbered_model
 
 # Bounded lengths keep a small model from running on until its token limit.
-Sentence = Annotated[str, Field(min_length=3, max_length=300)]
+Sentence = Text(300, min_length=3)
 
 
 def analysis_messages(prompt: Any, template: str, **values: object) -> list[dict[str, Any]]:
@@ -21,19 +22,19 @@ def analysis_messages(prompt: Any, template: str, **values: object) -> list[dict
 
 class IntentAnswer(BaseModel):
     # The field name itself steers small models toward describing, not answering.
-    task_description: str = Field(
-        min_length=20, max_length=300, description="One sentence describing the task."
+    task_description: Text(  # type: ignore[valid-type]
+        300, min_length=20, description="One sentence describing the task."
     )
 
 
 class InputSpecAnswer(BaseModel):
-    constraints: list[Sentence] = Field(
-        min_length=1, max_length=15, description="One constraint on the inputs per item."
+    constraints: Items(  # type: ignore[valid-type]
+        Sentence, 15, min_length=1, description="One constraint on the inputs per item."
     )
 
 
 class RulesAnswer(BaseModel):
-    rules: list[Sentence] = Field(min_length=1, max_length=50)
+    rules: Items(Sentence, 50, min_length=1)  # type: ignore[valid-type]
 
 
 def inverse_answer(count: int) -> type[BaseModel]:

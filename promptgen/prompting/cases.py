@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from promptgen.model import PromptUnderTest
+from promptgen.model import PromptInput, PromptUnderTest
+from promptgen.prompting.bounded import Text
+from promptgen.prompting.per_item import answers, keyed_answers, keyed_model, numbered_model
 from promptgen.results import Test
 
 
@@ -16,45 +18,123 @@ class _Open(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
+# An input's value as the model writes it: bounded, clipped when longer (see bounded.py).
+INPUT_CHARS = 4000
+# Nested example values deeper than this are asked for as text.
+_DEPTH = 4
+
+
+def input_shape(spec: PromptInput) -> str:
+    """What the schema asks for an input, as a hashable key: its enum, else the shape of
+    its sample (or default), else its declared type."""
+    example = spec.sample if spec.sample is not None else spec.default
+    shape = {"type": spec.type.lower(), "enum": spec.enum, "example": example}
+    return json.dumps(shape, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _declared(kind: str) -> Any:
+    scalar = {"number": float, "integer": int, "boolean": bool}
+    if kind in scalar:
+        return scalar[kind]
+    if kind == "array":
+        return list[Text(INPUT_CHARS)]  # type: ignore[misc]
+    return Text(INPUT_CHARS)
+
+
+def _like(value: Any, depth: int = 0) -> Any:
+    """A type whose values look like `value` (a sample): same nesting, same keys."""
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int
+    if isinstance(value, float):
+        return float
+    if depth < _DEPTH and isinstance(value, list) and value:
+        return list[_like(value[0], depth + 1)]  # type: ignore[misc]
+    if (
+        depth < _DEPTH
+        and isinstance(value, dict)
+        and value
+        and all(isinstance(k, str) for k in value)
+    ):
+        fields: dict[str, Any] = {
+            f"f{i}": (_like(v, depth + 1), Field(alias=k)) for i, (k, v) in enumerate(value.items())
+        }
+        return create_model("Item", __base__=_Open, **fields)
+    return Text(INPUT_CHARS)
+
+
+def _input_type(shape: str) -> Any:
+    spec = json.loads(shape)
+    enum = spec["enum"]
+    if enum and all(isinstance(v, str | int) and not isinstance(v, bool) for v in enum):
+        return Literal[tuple(enum)]  # the model picks one of the declared values
+    if spec["example"] is not None:
+        return _like(spec["example"])
+    return _declared(spec["type"])
+
+
 @functools.lru_cache(maxsize=256)
-def _case_models(
-    names: tuple[str, ...], labels: tuple[str, ...] | None, count: int
-) -> tuple[type[BaseModel], ...]:
+def _case_model(shapes: tuple[tuple[str, str], ...]) -> type[BaseModel]:
     # Field names are safe identifiers; the JSON keys are the input names themselves.
     fields: dict[str, Any] = {
-        f"input_{i}": (str | None, Field(alias=name, max_length=4000))
-        for i, name in enumerate(names)
+        f"input_{i}": (_input_type(shape) | None, Field(alias=name))
+        for i, (name, shape) in enumerate(shapes)
     }
     inputs = create_model("Inputs", __base__=_Open, **fields)
-    case_fields: dict[str, Any] = {
-        "inputs": (inputs, ...),
-        "expected_output": (
-            str,
-            Field(max_length=3000, description="What a correct output would be."),
-        ),
-        "reasoning": (str, Field(max_length=400, description="One sentence.")),
-    }
-    per = "rule label" if labels else "answer"
-    if labels:  # the label must be one of the chunk's: an enum, which providers enforce
-        label = (Literal[labels], Field(description="The label of the rule it tests."))  # type: ignore[valid-type]
-        case_fields = {"rule": label, **case_fields}
-    case = create_model("TestCase", __base__=_Open, **case_fields)
-    tests = (list[case], Field(description=f"{count} test case(s) per {per}."))  # type: ignore[valid-type]
-    many = create_model("TestCases", __base__=_Open, tests=tests)
-    return case, many
+    return create_model(
+        "TestCase",
+        __base__=_Open,
+        inputs=(inputs, ...),
+        expected_output=(Text(3000, description="What a correct output would be."), ...),
+        reasoning=(Text(400, description="One sentence."), ...),
+    )
 
 
-def case_model(names: list[str]) -> type[BaseModel]:
-    """One test case without a rule label (expansion)."""
-    return _case_models(tuple(names), None, 1)[0]
+@functools.lru_cache(maxsize=256)
+def _cases_model(
+    shapes: tuple[tuple[str, str], ...], labels: tuple[str, ...], count: int
+) -> type[BaseModel]:
+    case = _case_model(shapes)
+    if not labels:
+        return numbered_model("TestCases", count, case)
+    return keyed_model("TestCases", labels, numbered_model("Cases", count, case))
+
+
+def _shapes(prompt: PromptUnderTest, names: list[str]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, input_shape(prompt.inputs[name])) for name in names)
+
+
+def case_model(prompt: PromptUnderTest, names: list[str]) -> type[BaseModel]:
+    """One test case (expansion). Each input is typed like its sample, default or
+    declaration."""
+    return _case_model(_shapes(prompt, names))
 
 
 def cases_model(
-    names: list[str], labels: list[str] | None = None, count: int = 1
+    prompt: PromptUnderTest, names: list[str], labels: list[str] | None = None, count: int = 1
 ) -> type[BaseModel]:
-    """A list of test cases: `count` per rule label (generation), or `count` in all
-    (baseline, no labels)."""
-    return _case_models(tuple(names), tuple(labels) if labels else None, count)[1]
+    """Test cases numbered "1" .. `count` under each rule label (generation), or `count`
+    numbered cases in all (baseline, no labels). Every label and number is a required
+    property: a server that follows the schema can neither skip nor mislabel one; a
+    malformed case comes back as missing, never sinking the answer."""
+    return _cases_model(_shapes(prompt, names), tuple(labels or ()), count)
+
+
+def labelled_cases(parsed: BaseModel) -> list[tuple[str, Any]]:
+    """(label, case) for each well-formed case of a `cases_model` answer with labels, in
+    label and number order."""
+    out = []
+    for label, numbered in keyed_answers(parsed).items():
+        cases = answers(numbered)
+        out += [(label, cases[k]) for k in sorted(cases)]
+    return out
+
+
+def numbered_cases(parsed: BaseModel) -> list[Any]:
+    """The well-formed cases of a `cases_model` answer without labels, in number order."""
+    cases = answers(parsed)
+    return [cases[k] for k in sorted(cases)]
 
 
 def case_inputs(case: BaseModel) -> dict[str, Any]:

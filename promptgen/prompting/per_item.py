@@ -30,20 +30,30 @@ def _require_values(schema: dict[str, Any]) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def numbered_model(name: str, count: int, item: Any) -> type[BaseModel]:
-    """A model named `name` with properties "1" .. "count" of type `item`."""
+def keyed_model(name: str, keys: tuple[str, ...], item: Any) -> type[BaseModel]:
+    """A model named `name` with one property per key, each of type `item`."""
     lenient = Annotated[item | None, WrapValidator(_or_none)]
     fields: dict[str, Any] = {
-        f"n{i}": (lenient, Field(None, alias=str(i))) for i in range(1, count + 1)
+        f"k{i}": (lenient, Field(None, alias=key)) for i, key in enumerate(keys)
     }
     config = ConfigDict(populate_by_name=True, json_schema_extra=_require_values)
     return create_model(name, __config__=config, **fields)
 
 
-def answers(parsed: BaseModel) -> dict[int, Any]:
-    """Item number -> its answer, for the items answered well."""
+def numbered_model(name: str, count: int, item: Any) -> type[BaseModel]:
+    """A model named `name` with properties "1" .. "count" of type `item`."""
+    return keyed_model(name, tuple(str(i) for i in range(1, count + 1)), item)
+
+
+def keyed_answers(parsed: BaseModel) -> dict[str, Any]:
+    """Key -> its answer, for the keys answered well."""
     values = {
-        int(info.alias or name): getattr(parsed, name)
+        info.alias or name: getattr(parsed, name)
         for name, info in type(parsed).model_fields.items()
     }
-    return {number: value for number, value in values.items() if value is not None}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def answers(parsed: BaseModel) -> dict[int, Any]:
+    """Item number -> its answer, for the items answered well."""
+    return {int(key): value for key, value in keyed_answers(parsed).items()}

@@ -14,6 +14,7 @@ from promptgen.report.markdown import report_markdown
 from promptgen.report.outputs import write_outputs
 from promptgen.report.overview import overview
 from promptgen.report.review import write_review_files
+from promptgen.secrets import scrub
 
 OVERVIEW_FILE = "overview.csv"
 MARKDOWN_FILE = "report.md"
@@ -23,12 +24,17 @@ HTML_FILE = "report.html"
 def write_reports(ctx: Context, folder: Path) -> list[Path]:
     """Write the three report files into `folder`; return their paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    csv_path = folder / OVERVIEW_FILE
-    overview(ctx).to_csv(csv_path, index=False, float_format="%.6g")
-    written = [csv_path]
-    for name, text in ((MARKDOWN_FILE, report_markdown(ctx)), (HTML_FILE, report_html(ctx))):
+    written = []
+    documents = (
+        (OVERVIEW_FILE, overview(ctx).to_csv(index=False, float_format="%.6g")),
+        (MARKDOWN_FILE, report_markdown(ctx)),
+        (HTML_FILE, report_html(ctx)),
+    )
+    for name, text in documents:
         path = folder / name
-        path.write_text(text, encoding="utf-8")
+        # Errors are scrubbed where they are shown; a known key anywhere else (an output
+        # that echoes it) is blanked here, as the last line of defence.
+        path.write_text(scrub(text, shapes=False), encoding="utf-8")
         written.append(path)
     return written
 

@@ -18,7 +18,17 @@ from promptgen.context import Context
 from promptgen.report.html_charts import compliance_chart, heatmap
 from promptgen.report.html_tables import results_table, tests_table
 from promptgen.report.overview import error_rate, overall_compliance
-from promptgen.report.stats import Failure, failures, percent, reason_label, scenario_of, verdict
+from promptgen.report.stats import (
+    Failure,
+    error_kind,
+    error_text,
+    failures,
+    faulty,
+    percent,
+    reason_label,
+    scenario_of,
+    verdict,
+)
 
 ASSETS = Path(__file__).parent
 NO_RUNS = "No evaluation yet: this context has no test runs."
@@ -99,7 +109,11 @@ def _summary(ctx: Context) -> str:
             percent(overall_compliance(ctx)),
             f"{verdicts.count(True)} ok, {verdicts.count(False)} failing",
         ),
-        ("Errors", str(sum(r.error is not None for r in runs)), f"{error_rate(ctx):.1f}% of runs"),
+        (
+            "Errors",
+            str(sum(r.error is not None or r.fault is not None for r in runs)),
+            f"{error_rate(ctx):.1f}% of runs, {faulty(runs)} faulty outputs (not judged)",
+        ),
         ("Cost", f"${usage.cost:.4f}", f"{usage.total_tokens} tokens, {usage.calls} calls"),
     ]
     html = "".join(
@@ -154,15 +168,16 @@ def _failure(failure: Failure) -> str:
 
 
 def _errors(ctx: Context) -> str:
-    errored = [r for r in ctx.test_runs if r.error is not None]
+    errored = [r for r in ctx.test_runs if r.error is not None or r.fault is not None]
     if not errored:
         return "<p>None.</p>"
     rows = "".join(
-        f"<tr><td><code>{escape(r.test_id)}</code></td><td>{escape(r.model)}</td>"
-        f"<td>{r.run_index}</td><td><pre>{escape(r.error or '')}</pre></td></tr>"
+        f'<tr data-fault="{escape(r.fault or "")}"><td><code>{escape(r.test_id)}</code></td>'
+        f"<td>{escape(r.model)}</td><td>{r.run_index}</td><td>{escape(error_kind(r))}</td>"
+        f"<td><pre>{escape(error_text(r))}</pre></td></tr>"
         for r in errored
     )
-    head = "<tr><th>Test</th><th>Model</th><th>Run</th><th>Error</th></tr>"
+    head = "<tr><th>Test</th><th>Model</th><th>Run</th><th>Kind</th><th>Error</th></tr>"
     return f'<table class="errors"><thead>{head}</thead><tbody>{rows}</tbody></table>'
 
 

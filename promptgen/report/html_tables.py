@@ -10,7 +10,9 @@ from html import escape
 
 from promptgen.context import Context
 from promptgen.report.stats import (
+    FAULT_LABELS,
     check_names,
+    error_text,
     excerpt,
     is_failing,
     metric_names,
@@ -38,8 +40,10 @@ def _td(shown: str, value: object = None, css: str = "", title: str | None = Non
 
 
 def _compliance_cell(run: TestRun) -> str:
+    if run.fault is not None:  # an empty or cut-off reply: not judged
+        return _td(run.fault, "", "bad", error_text(run) or FAULT_LABELS[run.fault])
     if run.error is not None:
-        return _td("error", "", "bad", run.error)
+        return _td("error", "", "bad", error_text(run))
     found = verdict(run)
     if found is None:
         return _td("n/a", "", "none")
@@ -77,7 +81,7 @@ def results_table(ctx: Context) -> str:
         test = ctx.test(run.test_id)
         rule = ctx.rule(test.rule_id) if test else None
         failing = "1" if is_failing(run, checks) else "0"
-        output = run.output if run.output is not None else f"(no output) {run.error or ''}"
+        output = _output(run)
         latency = "" if run.latency_ms is None else f"{run.latency_ms:.0f}"
         cells = [
             _td(run.test_id, css="id"),
@@ -95,6 +99,12 @@ def results_table(ctx: Context) -> str:
         f'<table id="results-table" class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _output(run: TestRun) -> str:
+    if run.fault is not None:
+        return f"({FAULT_LABELS[run.fault]}) {run.output or ''}".rstrip()
+    return run.output if run.output is not None else f"(no output) {error_text(run)}"
 
 
 def tests_table(ctx: Context) -> str:

@@ -1,8 +1,11 @@
 """JUnit XML for CI: one testsuite per model, one testcase per (test, model).
 
 A testcase aggregates its runs and gets at most one status, most serious first:
-<failure> (a run was non-compliant or failed a check), <error> (a run errored),
+<failure> (a run was non-compliant or failed a check), <error> (a run errored, or its
+reply was empty or cut off: type "faulty-output", never a pass or a failure),
 <skipped> (no run got a compliance verdict); otherwise it passed.
+
+The document is scrubbed of every known key value before it is returned.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from collections import Counter
 
 from promptgen.context import Context
 from promptgen.report.stats import (
+    FAULT_LABELS,
     Failure,
+    error_kind,
+    error_text,
     excerpt,
     failures,
     reason_label,
     verdict,
 )
 from promptgen.results import TestRun
+from promptgen.secrets import scrub
 
 # Characters XML 1.0 cannot carry at all, even escaped; model outputs may contain them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -50,7 +57,8 @@ def junit_xml(ctx: Context) -> str:
         total_time += seconds
     _set_counts(root, totals, total_time)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    document = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    return scrub(document, shapes=False)
 
 
 def _set_counts(element: ET.Element, counts: Counter[str], seconds: float) -> None:
@@ -73,7 +81,7 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
         classname=clean(runs[0].model),
         time=f"{_seconds(runs):.3f}",
     )
-    errored = [r for r in runs if r.error is not None]
+    errored = [r for r in runs if r.error is not None or r.fault is not None]
     if failing:
         status = "failures"
         message = f"{len(failing)} of {len(runs)} run(s) failed"
@@ -87,9 +95,13 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
         element.text = clean("\n\n".join(map(_failure_text, failing)))
     elif errored:
         status = "errors"
-        message = f"{len(errored)} of {len(runs)} run(s) errored: {excerpt(errored[0].error)}"
-        element = ET.SubElement(case, "error", message=clean(message), type="run-error")
-        element.text = clean("\n".join(f"run {r.run_index}: {r.error}" for r in errored))
+        first = errored[0]
+        message = f"{len(errored)} of {len(runs)} run(s) errored: {excerpt(error_text(first))}"
+        kind = "faulty-output" if all(r.fault for r in errored) else "run-error"
+        element = ET.SubElement(case, "error", message=clean(message), type=kind)
+        element.text = clean(
+            "\n".join(f"run {r.run_index}: {error_kind(r)}: {error_text(r)}" for r in errored)
+        )
     elif all(verdict(r) is None for r in runs):
         status = "skipped"
         ET.SubElement(case, "skipped", message="no compliance verdict (the judges did not answer)")
@@ -115,4 +127,8 @@ def _failure_text(failure: Failure) -> str:
 
 
 def _shown(run: TestRun) -> str:
-    return excerpt(run.output, 2000) if run.output is not None else f"(no output: {run.error})"
+    if run.fault is not None:
+        return f"({FAULT_LABELS[run.fault]}) {excerpt(run.output, 2000)}".rstrip()
+    if run.output is not None:
+        return excerpt(run.output, 2000)
+    return f"(no output: {error_text(run)})"

@@ -13,8 +13,12 @@ from collections.abc import Iterable, Sequence
 from promptgen.context import Context
 from promptgen.report.overview import format_cell, overall_compliance, overview
 from promptgen.report.stats import (
+    FAULT_LABELS,
     Failure,
+    error_kind,
+    error_text,
     failures,
+    faulty,
     percent,
     reason_label,
     rule_rates,
@@ -69,12 +73,12 @@ def report_markdown(ctx: Context) -> str:
 def _summary(ctx: Context) -> str:
     runs = ctx.test_runs
     verdicts = [verdict(r) for r in runs]
-    errors = sum(r.error is not None for r in runs)
+    errors = sum(r.error is not None or r.fault is not None for r in runs)
     usage = ctx.usage.total
     lines = [
         f"- **Models:** {text(', '.join(ctx.models_run)) or 'none'}",
         f"- **Tests:** {len(ctx.tests)} ({len({r.test_id for r in runs})} with runs)",
-        f"- **Runs:** {len(runs)}, {errors} errored",
+        f"- **Runs:** {len(runs)}, {errors} errored{_faults(ctx)}",
         f"- **Overall compliance:** {percent(overall_compliance(ctx))} "
         f"({verdicts.count(True)} compliant, {verdicts.count(False)} non-compliant, "
         f"{verdicts.count(None)} without a verdict)",
@@ -83,6 +87,19 @@ def _summary(ctx: Context) -> str:
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
     return "\n".join(lines)
+
+
+def _faults(ctx: Context) -> str:
+    """How many errored runs were faulty outputs (not judged: in no rate)."""
+    count = faulty(ctx.test_runs)
+    if not count:
+        return ""
+    kinds = ", ".join(
+        f"{sum(r.fault == kind for r in ctx.test_runs)} {label}"
+        for kind, label in FAULT_LABELS.items()
+        if any(r.fault == kind for r in ctx.test_runs)
+    )
+    return f", of which {count} faulty outputs, not judged ({kinds})"
 
 
 def _overview(ctx: Context) -> str:
@@ -160,8 +177,9 @@ def _failure(failure: Failure) -> str:
 
 def _errors(ctx: Context) -> str:
     rows = [
-        [cell(r.test_id), cell(r.model), str(r.run_index), cell(r.error)]
+        [cell(r.test_id), cell(r.model), str(r.run_index), error_kind(r), cell(error_text(r))]
         for r in ctx.test_runs
-        if r.error is not None
+        if r.error is not None or r.fault is not None
     ]
-    return table(["Test", "Model", "Run", "Error"], rows) if rows else "None."
+    header = ["Test", "Model", "Run", "Kind", "Error"]
+    return table(header, rows) if rows else "None."

@@ -1,4 +1,8 @@
-"""The overview table: one row per (model, scenario), plus an "(all)" row per model."""
+"""The overview table: one row per (model, scenario), plus an "(all)" row per model.
+
+`errors` counts every run without a usable answer; `faulty` is the part of them whose
+reply came back empty or cut off at the token limit (never judged, so in no rate).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from promptgen.context import Context
-from promptgen.report.stats import compliance_rate, mean, metric_names, scenario_of
+from promptgen.report.stats import (
+    compliance_rate,
+    faulty,
+    judged,
+    mean,
+    metric_names,
+    scenario_of,
+)
 from promptgen.results import Test, TestRun
 
 ALL_SCENARIOS = "(all)"
@@ -22,6 +33,7 @@ BASE_COLUMNS = [
     "tests",
     "runs",
     "errors",
+    "faulty",
     "compliance",
     "rule_compliance",
     "inverse_compliance",
@@ -61,7 +73,8 @@ def overview(ctx: Context) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
     if frame.empty:
         return frame
-    return frame.astype({"tests": "int64", "runs": "int64", "errors": "int64", "tokens": "int64"})
+    counts = ("tests", "runs", "errors", "faulty", "tokens")
+    return frame.astype(dict.fromkeys(counts, "int64"))
 
 
 def _row(
@@ -80,14 +93,16 @@ def _row(
         "scenario": scenario,
         "tests": len({r.test_id for r in runs}),
         "runs": len(runs),
-        "errors": sum(r.error is not None for r in runs),
+        "errors": sum(r.error is not None or r.fault is not None for r in runs),
+        "faulty": faulty(runs),
         "compliance": _nan(compliance_rate(runs)),
         "rule_compliance": rate(lambda t: not (t and t.inverse)),
         "inverse_compliance": rate(lambda t: bool(t and t.inverse)),
         "valid_compliance": rate(lambda t: not t or t.valid is not False),
     }
     for name, column in metrics.items():
-        row[column] = _nan(mean(r.metrics[name].score for r in runs if name in r.metrics))
+        scores = (r.metrics[name].score for r in runs if name in r.metrics and judged(r))
+        row[column] = _nan(mean(scores))
     row["cost"] = float(sum(r.usage.cost for r in runs))
     row["tokens"] = sum(r.usage.total_tokens for r in runs)
     row["latency_p50_ms"] = latencies.quantile(0.5) if len(latencies) else math.nan
@@ -107,7 +122,8 @@ def overall_compliance(ctx: Context) -> float | None:
 def error_rate(ctx: Context) -> float:
     """Share of runs that errored, as a percentage (0 when nothing ran)."""
     runs = ctx.test_runs
-    return 100.0 * sum(r.error is not None for r in runs) / len(runs) if runs else 0.0
+    errored = sum(r.error is not None or r.fault is not None for r in runs)
+    return 100.0 * errored / len(runs) if runs else 0.0
 
 
 def format_cell(column: str, value: Any) -> str:

@@ -63,18 +63,16 @@ def review_markdown(ctx: Context) -> str:
     return "\n".join(lines) + "\n"
 
 
-def filtered_tests(ctx: Context, n: int) -> list[Test]:
-    """The n most important tests; ties keep collection order, unrated tests come last."""
+def filtered_tests(ctx: Context, n: int, *, invalid: bool = True) -> list[Test]:
+    """The n most important tests; ties keep collection order, unrated tests come last.
+    With invalid=False, tests judged invalid are never picked."""
     importance = ctx.review.importance if ctx.review else {}
+    pool = [t for t in ctx.tests if invalid or t.valid is not False]
     order = sorted(
-        range(len(ctx.tests)),
-        key=lambda i: (
-            ctx.tests[i].id not in importance,
-            -importance.get(ctx.tests[i].id, 0),
-            i,
-        ),
+        range(len(pool)),
+        key=lambda i: (pool[i].id not in importance, -importance.get(pool[i].id, 0), i),
     )
-    return [ctx.tests[i] for i in order[: max(n, 0)]]
+    return [pool[i] for i in order[: max(n, 0)]]
 
 
 def _rules_for(ctx: Context, tests: list[Test]) -> list[Rule]:
@@ -85,7 +83,8 @@ def _rules_for(ctx: Context, tests: list[Test]) -> list[Rule]:
 
 
 def filtered_document(ctx: Context, n: int) -> dict[str, Any]:
-    tests = filtered_tests(ctx, n)
+    """`tests.filtered.json`: the n most important valid tests and their rules."""
+    tests = filtered_tests(ctx, n, invalid=False)
     return {
         "prompt": ctx.prompt.name,
         "prompt_hash": ctx.prompt_hash,

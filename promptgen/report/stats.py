@@ -1,7 +1,9 @@
 """Shared figures for every report: compliance rates, failing runs and their reasons.
 
 A run is compliant when its "compliance" summary says ok, non-compliant when it says
-err; runs without a verdict (unknown, missing, errored) are left out of every rate.
+err; runs without a verdict (unknown, missing, errored) are left out of every rate. So
+are faulty runs (an empty or cut-off reply, `TestRun.fault`): they are shown as errors,
+never as passes or failures, even where an older promptgen had judged them.
 """
 
 from __future__ import annotations
@@ -11,14 +13,26 @@ from dataclasses import dataclass, field
 
 from promptgen.context import Context
 from promptgen.results import MetricResult, Rule, Test, TestRun
+from promptgen.secrets import scrub
 
 COMPLIANCE = "compliance"
 NO_SCENARIO = "(none)"
 NO_RULE = "(no rule)"
 
 
+# How each fault is named in the reports.
+FAULT_LABELS = {"empty": "empty output", "truncated": "truncated output"}
+
+
+def judged(run: TestRun) -> bool:
+    """Whether the run's verdicts count: it returned a whole answer."""
+    return run.error is None and run.fault is None
+
+
 def verdict(run: TestRun) -> bool | None:
     """True compliant, False non-compliant, None no verdict."""
+    if not judged(run):
+        return None
     summary = run.metrics.get(COMPLIANCE)
     if summary is None or summary.outcome == "unknown":
         return None
@@ -47,7 +61,24 @@ def check_names(ctx: Context) -> set[str]:
 
 
 def failed_checks(run: TestRun, checks: set[str]) -> list[str]:
+    if not judged(run):
+        return []
     return [n for n, s in run.metrics.items() if n in checks and s.outcome == "err"]
+
+
+def faulty(runs: Iterable[TestRun]) -> int:
+    """Runs whose reply was empty or cut off."""
+    return sum(r.fault is not None for r in runs)
+
+
+def error_kind(run: TestRun) -> str:
+    """What went wrong with an errored run, in a few words."""
+    return FAULT_LABELS.get(run.fault or "", "call failed")
+
+
+def error_text(run: TestRun) -> str:
+    """A run's error as reports show it: keys a provider quoted are blanked."""
+    return scrub(run.error or "")
 
 
 def is_failing(run: TestRun, checks: set[str]) -> bool:

@@ -5,10 +5,16 @@ from __future__ import annotations
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.model import Scenario
-from promptgen.prompting import generated_inputs, inputs_text, prompt_text, stage_messages
-from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs
+from promptgen.prompting import (
+    generated_inputs,
+    inputs_text,
+    prompt_text,
+    scenario_text,
+    stage_messages,
+)
+from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, numbered_cases
 from promptgen.results import Test
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 from promptgen.stages.tests import target_rules
 
 requires = ("rules", "inverse_rules")
@@ -42,10 +48,10 @@ async def run(item: WorkItem, scope: Scope) -> None:
     names = generated_inputs(ctx.prompt, set(scenario.parameters) if scenario else None)
     messages = stage_messages(
         "baseline", prompt=prompt_text(ctx.prompt), inputs=inputs_text(ctx.prompt, names),
-        count=count,
+        count=count, scenario=scenario_text(scenario),
     )  # fmt: skip
     result = await scope.complete(
-        messages, model="baseline", output=cases_model(names, None, count),
+        messages, model="baseline", output=cases_model(ctx.prompt, names, None, count),
         max_tokens=min(16000, 400 * count + 200),
     )  # fmt: skip
     if not result.ok:
@@ -53,7 +59,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         return
     name = scenario.name if scenario else None
     known = {t.id for t in ctx.tests}
-    for case in result.parsed.tests[:count]:
+    for case in numbered_cases(result.parsed):
         inputs, _ = complete_inputs(ctx.prompt, case_inputs(case), names)
         if inputs is None:
             scope.count("missing_input_dropped")
@@ -69,4 +75,5 @@ async def run(item: WorkItem, scope: Scope) -> None:
         if test.id not in known:
             known.add(test.id)
             ctx.tests.append(test)
+    sort_tests(ctx)
     scope.done()

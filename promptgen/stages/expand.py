@@ -9,7 +9,7 @@ from promptgen.context import Context
 from promptgen.prompting import generated_inputs, instruction, prompt_text, stage_messages
 from promptgen.prompting.cases import case_inputs, case_model, complete_inputs, shown
 from promptgen.results import Test
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 
 requires = ("tests",)
 phase = "generation"
@@ -68,7 +68,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         instructions=instruction(ctx.prompt, gen.instructions, "test_expansion"),
     )
     result = await scope.complete(
-        messages, model="rules", output=case_model(names), temperature=gen.temperature
+        messages, model="rules", output=case_model(ctx.prompt, names), temperature=gen.temperature
     )
     if not result.ok:
         scope.fail(result.error)
@@ -95,4 +95,5 @@ async def run(item: WorkItem, scope: Scope) -> None:
             original_inputs=test.original_inputs or test.inputs,
         )
     )
+    sort_tests(ctx)
     scope.set_count("expanded", sum(t.origin == "expanded" for t in ctx.tests))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import prompt_text, stage_messages
+from promptgen.prompting.bounded import Text
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("rules",)
@@ -15,7 +16,7 @@ phase = "generation"
 
 class Grounded(BaseModel):
     grounded: bool
-    reason: str = Field(max_length=400)
+    reason: Text(400)  # type: ignore[valid-type]
 
 
 def enabled(cfg: RunConfig) -> bool:

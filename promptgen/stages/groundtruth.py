@@ -5,7 +5,9 @@ reaches `groundtruthThreshold`. Below it, the test is asked again with a fresh v
 (a new call, never a cached answer) up to `groundtruthRetries` more times. A test
 that never reaches the threshold keeps its best-scoring answer, marked `invalid`, and
 gets no accuracy score. PromptPex retried below 80 but rejected below 50, and its
-retries could come back from its own cache.
+retries could come back from its own cache. An answer that is empty or cut off at the
+token limit is a failed call, not an answer: it is never scored or accepted, and a
+re-run asks that attempt again.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
             a for a in ctx.groundtruth if not (a.test_id == test.id and a.attempt == attempt)
         ]
         ctx.groundtruth.append(record)
-        if not answer.ok or answer.output is None:
+        if not answer.ok or answer.output is None:  # failed, empty or cut off
             record.error = answer.error or "empty answer"
             scope.fail(record.error)
             return  # the test stays unsettled; a re-run asks this attempt again

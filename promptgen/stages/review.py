@@ -4,13 +4,14 @@ importance rating of every test, asked of the eval model."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import numbered, prompt_text, stage_messages, target_label
+from promptgen.prompting.bounded import Items, Text
 from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.results import FailureMode, Test, TestReview, content_id
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
@@ -27,7 +28,7 @@ IMPORTANCE_BATCH = 20
 INPUTS_SHOWN = 600
 
 # Bounded lengths keep a small model from running on until its token limit.
-Item = Annotated[str, Field(min_length=3, max_length=300)]
+Item = Text(300, min_length=3)
 # An enum rather than minimum/maximum: the local model's grammar enforces enums only.
 Score = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 
@@ -39,15 +40,15 @@ class ReviewedFailureMode(BaseModel):
 
 class CollectionReview(BaseModel):
     # Analysis first, verdict last: the score is written after the reasons for it.
-    failure_modes: list[ReviewedFailureMode] = Field(min_length=1, max_length=12)
-    weaknesses: list[Item] = Field(max_length=12)
+    failure_modes: Items(ReviewedFailureMode, 12, min_length=1)  # type: ignore[valid-type]
+    weaknesses: Items(Item, 12)  # type: ignore[valid-type]
     quality_score: Score = Field(description="1 (useless) to 10 (thorough).")
-    summary: str = Field(min_length=10, max_length=500)
+    summary: Text(500, min_length=10)  # type: ignore[valid-type]
 
 
 class ImportanceVerdict(BaseModel):
     importance: Score = Field(description="1 (least) to 10 (most important).")
-    note: str = Field(max_length=200, description="One line: why.")
+    note: Text(200, description="One line: why.")  # type: ignore[valid-type]
 
 
 def collection_key(ctx: Context) -> str:

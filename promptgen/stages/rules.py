@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from rapidfuzz import fuzz
+
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction
@@ -41,12 +45,41 @@ async def run(item: WorkItem, scope: Scope) -> None:
     if not result.ok:
         scope.fail(result.error)
         return
-    rules: list[Rule] = []
-    for text in result.parsed.rules:
-        rule = Rule.make(text)
-        if rule.text and rule.id not in {r.id for r in rules}:
-            rules.append(rule)
+    texts = [t.strip() for t in result.parsed.rules if t.strip()]
+    distinct = merge_near_duplicates(texts)
+    rules = [Rule.make(text) for text in distinct]
     kept = rules[: gen.max_rules or None]
     ctx.rules = kept
     scope.set_count("rules", len(kept))
     scope.set_count("over_max_rules", len(rules) - len(kept))
+    scope.count("near_duplicates_merged", len(texts) - len(distinct))
+
+
+# Two rules this similar (0-100, on normalised text) are one rule said twice, unless
+# they differ in a number or a negation ("at most 50 words" / "at most 60 words").
+SIMILAR = 93
+_NEGATIONS = {"not", "no", "never", "none", "nothing", "without", "neither", "nor"}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower().replace("n't", " not"))
+
+
+def same_rule(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    if wa == wb:
+        return True
+    numbers = [[w for w in ws if w.isdigit()] for ws in (wa, wb)]
+    negations = [sorted(_NEGATIONS.intersection(ws)) for ws in (wa, wb)]
+    if numbers[0] != numbers[1] or negations[0] != negations[1]:
+        return False
+    return fuzz.ratio(" ".join(wa), " ".join(wb)) >= SIMILAR
+
+
+def merge_near_duplicates(texts: list[str]) -> list[str]:
+    """The texts with each near-duplicate of an earlier one left out (first kept)."""
+    kept: list[str] = []
+    for text in texts:
+        if not any(same_rule(text, k) for k in kept):
+            kept.append(text)
+    return kept

@@ -1,7 +1,9 @@
 """Run the models under test: one call per (test, model, run index) cell.
 
 A failed cell records its error and the run goes on (PromptPex aborted the whole run
-on one model error); a re-run asks again for missing and failed cells only. Each run
+on one model error); a re-run asks again for missing and failed cells only. A reply
+that is empty or cut off at the token limit is a failed cell too (`TestRun.fault`): it
+keeps what came back, is never judged, and is asked again. Each run
 is judged as soon as its call returns, so judging overlaps the other cells' calls
 instead of waiting for the slowest one; the metrics stage scores what is left.
 """
@@ -16,6 +18,7 @@ from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, call_settings, test_messages
 from promptgen.results import Test, TestRun
+from promptgen.secrets import scrub
 from promptgen.selection import cells
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
 
@@ -91,8 +94,10 @@ async def run_test(
         variant=variant,
         stage=stage,
     )
-    record.output, record.error = result.text, result.error
+    record.output, record.error, record.fault = result.text, result.error, result.fault
     if result.error is None and result.text is None:
         record.error = f"{model}: empty answer"
+    if record.error is not None:
+        record.error = scrub(record.error)
     record.usage, record.latency_ms = result.usage, result.latency_ms
     return record

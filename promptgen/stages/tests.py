@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,17 +17,19 @@ from promptgen.prompting import (
     instruction,
     prompt_text,
     samples_text,
+    scenario_text,
     stage_messages,
 )
-from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs
+from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
 from promptgen.results import Rule, Test
-from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 
 requires = ("intent", "input_spec", "rules", "inverse_rules")
 # With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
 after = ("groundedness",)
 phase = "generation"
 SAMPLES = "samples"
+TOPUP = "top-up"
 
 
 @dataclass
@@ -85,7 +88,8 @@ def enabled(cfg: RunConfig) -> bool:
 
 
 def rounds(cfg: RunConfig) -> int:
-    """Each generation round of a chunk sees the tests of the rounds before it."""
+    """Each generation round of a chunk sees the tests of the rounds before it (a
+    top-up round follows only when a rule is left short: not planned for)."""
     return cfg.gen.test_generations
 
 
@@ -93,7 +97,42 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     done = set(ctx.stage("tests").done)
     items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
     calls = cfg.gen.test_generations
-    return items + [WorkItem(c.key, c, calls) for c in plan_chunks(ctx, cfg) if c.key not in done]
+    chunks = [WorkItem(c.key, c, calls) for c in plan_chunks(ctx, cfg) if c.key not in done]
+    if chunks:
+        return items + chunks
+    # Every chunk answered: one top-up round per scenario for the rules left short.
+    return items + [WorkItem(t.key, t) for t in plan_topups(ctx, cfg) if t.key not in done]
+
+
+def rules_short(ctx: Context, cfg: RunConfig, scenario: Scenario | None) -> dict[str, int]:
+    """Target rule id -> how many generated tests it lacks in `scenario`."""
+    name = scenario.name if scenario else None
+    have = Counter(t.rule_id for t in ctx.tests if t.origin == "generated" and t.scenario == name)
+    wanted = cfg.gen.tests_per_rule
+    return {r.id: wanted - have[r.id] for r in target_rules(ctx, cfg) if have[r.id] < wanted}
+
+
+@dataclass
+class TopUp:
+    """The rules of one scenario that got fewer tests than asked, asked for again once."""
+
+    scenario: Scenario | None
+    rules: list[Rule]
+
+    @property
+    def key(self) -> str:
+        return f"{TOPUP}|{self.scenario.name if self.scenario else '-'}"
+
+
+def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
+    scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
+    plans = []
+    for scenario in scenarios:
+        short = rules_short(ctx, cfg, scenario)
+        if short:
+            rules = [r for r in target_rules(ctx, cfg) if r.id in short]
+            plans.append(TopUp(scenario, rules))
+    return plans
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
@@ -118,10 +157,21 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 async def run(item: WorkItem, scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
+    elif isinstance(item.data, TopUp):
+        await _top_up(scope, item.data)
     else:
-        await _chunk(scope, item.data)
+        chunk: Chunk = item.data
+        count = scope.cfg.gen.tests_per_rule
+        new: list[Test] = []
+        for generation in range(scope.cfg.gen.test_generations):
+            made = await _generate(scope, chunk, generation, count, new)
+            if made is None:
+                return  # this chunk stays undone (nothing kept); a re-run asks again
+            new.extend(made)
+        _keep(scope, new)
     if not scope.failed:
         scope.done()
+        sort_tests(scope.ctx)
 
 
 def _add_samples(ctx: Context) -> None:
@@ -147,50 +197,94 @@ def _add_samples(ctx: Context) -> None:
         )
 
 
-async def _chunk(scope: Scope, chunk: Chunk) -> None:
+async def _top_up(scope: Scope, plan: TopUp) -> None:
+    """Ask once more for the tests the short rules lack (in chunks as usual), then
+    record why a rule still has fewer than asked."""
+    ctx, cfg = scope.ctx, scope.cfg
+    size = cfg.gen.max_rules_per_test_generation
+    short = rules_short(ctx, cfg, plan.scenario)
+    generation = cfg.gen.test_generations  # after the regular rounds
+    name = plan.scenario.name if plan.scenario else None
+    new: list[Test] = []
+    for i in range(0, len(plan.rules), size):
+        chunk = Chunk(plan.scenario, plan.rules[i : i + size])
+        ids = {r.id for r in chunk.rules}
+        earlier = [t for t in ctx.tests if t.rule_id in ids and t.scenario == name]
+        count = max(short.get(r.id, 0) for r in chunk.rules)
+        made = await _generate(scope, chunk, generation, count, earlier)
+        if made is None:
+            return  # asked again by a re-run
+        new.extend(made)
+    _keep(scope, new, short)
+    left = rules_short(ctx, cfg, plan.scenario)
+    where = f" in scenario {plan.scenario.name!r}" if plan.scenario else ""
+    for rule in plan.rules:
+        key = f"{rule.id}|{plan.scenario.name}" if plan.scenario else rule.id
+        lacking = left.get(rule.id)
+        if lacking:
+            got = cfg.gen.tests_per_rule - lacking
+            scope.note(
+                key,
+                f"{got} of {cfg.gen.tests_per_rule} tests{where} after a top-up round: "
+                "the answers held no further test with a new input for this rule",
+            )
+        else:
+            scope.note(key, None)
+    if ctx.stage("tests").notes:
+        scope.set_count("rules_short", len(ctx.stage("tests").notes))
+
+
+async def _generate(
+    scope: Scope, chunk: Chunk, generation: int, count: int, earlier: list[Test]
+) -> list[Test] | None:
+    """One generation call for `chunk`: `count` tests per rule, different from the
+    `earlier` ones shown. None when the call failed."""
     ctx, gen = scope.ctx, scope.cfg.gen
     fixed = set(chunk.scenario.parameters) if chunk.scenario else set()
     names = generated_inputs(ctx.prompt, fixed)
     labels = chunk.labels()
     rules_text = "\n".join(f"{label}. {rule.text}" for label, rule in labels.items())
-    scenario = ""
-    if chunk.scenario:
-        params = ", ".join(f"{k} = {v}" for k, v in chunk.scenario.parameters.items())
-        scenario = " ".join(
-            p for p in (chunk.scenario.name + ":", chunk.scenario.instructions, params) if p
-        )
-    new: list[Test] = []
-    for generation in range(gen.test_generations):
-        existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in new)
-        messages = stage_messages(
-            "tests",
-            prompt=prompt_text(ctx.prompt),
-            intent=ctx.intent,
-            input_spec=ctx.input_spec,
-            inputs=inputs_text(ctx.prompt, names),
-            rules=rules_text,
-            count=gen.tests_per_rule,
-            scenario=scenario,
-            samples=samples_text(ctx.prompt),
-            existing=existing,
-            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
-        )
-        expected = len(labels) * gen.tests_per_rule
-        result = await scope.complete(
-            messages, model="rules", output=cases_model(names, list(labels), gen.tests_per_rule),
-            temperature=gen.temperature,
-            max_tokens=min(16000, 400 * expected + 200),
-        )  # fmt: skip
-        if not result.ok:
-            scope.fail(result.error)
-            return  # this chunk stays undone; a re-run asks again
-        new.extend(_to_tests(scope, chunk, labels, names, result.parsed.tests, generation))
+    existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in earlier)
+    messages = stage_messages(
+        "tests",
+        prompt=prompt_text(ctx.prompt),
+        intent=ctx.intent,
+        input_spec=ctx.input_spec,
+        inputs=inputs_text(ctx.prompt, names),
+        rules=rules_text,
+        count=count,
+        scenario=scenario_text(chunk.scenario),
+        samples=samples_text(ctx.prompt),
+        existing=existing,
+        instructions=instruction(ctx.prompt, gen.instructions, "tests"),
+    )
+    expected = len(labels) * count
+    result = await scope.complete(
+        messages, model="rules", output=cases_model(ctx.prompt, names, list(labels), count),
+        temperature=gen.temperature, max_tokens=min(16000, 400 * expected + 200),
+    )  # fmt: skip
+    if not result.ok:
+        scope.fail(result.error)
+        return None
+    cases = labelled_cases(result.parsed)
+    scope.count("cases_missing", expected - len(cases))
+    return _to_tests(scope, chunk, labels, names, cases, generation)
+
+
+def _keep(scope: Scope, new: list[Test], limit: dict[str, int] | None = None) -> None:
+    """Add the tests whose input is new; with `limit`, at most that many per rule."""
+    ctx = scope.ctx
+    kept: Counter[str] = Counter()
     seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
     for test in new:
         key = input_key(test.scenario, test.inputs)
         if key in seen:
             scope.count("duplicates_dropped")
             continue
+        rule = test.rule_id or ""
+        if limit is not None and kept[rule] >= limit.get(rule, 0):
+            continue  # a top-up keeps only what the rule lacks
+        kept[rule] += 1
         seen.add(key)
         ctx.tests.append(test)
 
@@ -200,18 +294,13 @@ def _to_tests(
     chunk: Chunk,
     labels: dict[str, Rule],
     names: list[str],
-    cases: list[Any],
+    cases: list[tuple[str, Any]],
     generation: int,
 ) -> list[Test]:
     ctx = scope.ctx
     tests = []
-    for case in cases:
-        rule = labels.get(case.rule.strip().upper().rstrip("."))
-        if rule is None and len(labels) == 1:
-            rule = next(iter(labels.values()))
-        if rule is None:
-            scope.count("unknown_rule_dropped")
-            continue
+    for label, case in cases:
+        rule = labels[label]  # a property of the schema: always one of the chunk's
         inputs, repaired = complete_inputs(ctx.prompt, case_inputs(case), names)
         if inputs is None:
             scope.count("missing_input_dropped")

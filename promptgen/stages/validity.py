@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import stage_messages
+from promptgen.prompting.bounded import Text
 from promptgen.prompting.per_item import answers, numbered_model
 from promptgen.results import Test, content_id
 from promptgen.stage import Projection, Scope, WorkItem
@@ -25,7 +26,7 @@ BATCH = 8
 
 class Verdict(BaseModel):
     valid: bool
-    reason: str = Field(max_length=400)
+    reason: Text(400)  # type: ignore[valid-type]
 
 
 def enabled(cfg: RunConfig) -> bool:

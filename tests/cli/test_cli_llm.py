@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 from pathlib import Path
 
+import pytest
+
+from promptgen.cli import run_app
 from tests.conftest import REPO, run_cli
 from tests.fakellm import FakeLLM, Reply, json_reply
 
@@ -101,3 +105,39 @@ def run_cli_in(cwd: Path, *args: str, env: dict[str, str]):  # type: ignore[no-u
         env={**env, "PYTHONPATH": str(REPO)},
         timeout=120,
     )
+
+
+def test_models_prints_text_with_brackets_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rich markup must not eat `[local]` (the install command) or a model's brackets."""
+    real_version = importlib.metadata.version
+
+    def version(name: str) -> str:  # the embedded model's engine is not installed
+        if name == "llama-cpp-python":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    for name in list(os.environ):
+        if name.startswith(("PROMPTGEN_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PROMPTGEN_MODEL_EVAL", "a/[b]")
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.chdir(tmp_path)
+    assert run_app(args=["models"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("llama-cpp-python:"))
+    assert line.startswith('llama-cpp-python: not installed (pip install "promptgen[local]"); ')
+    assert "a/[b]" in out
+
+
+def test_models_and_ask_refuse_bad_values(tmp_path: Path) -> None:
+    for args, flag in (
+        (["models", "--api-base", ""], "--api-base ''"),
+        (["ask", "x", "--api-base", "file:///etc"], "--api-base 'file:///etc'"),
+        (["ask", "x", "--temperature", "nan", "--api-base", "http://127.0.0.1:9/v1"], "--temp"),
+    ):
+        result = run_cli(*args, env=_env(tmp_path))
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"promptgen: error: {flag}")
+        assert len(result.stderr.strip().splitlines()) == 1

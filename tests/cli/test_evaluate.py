@@ -471,13 +471,14 @@ def test_github_models_string_evaluators_become_checks(
     result = evaluate(tmp_path, fake, "--models", "m1", "--no-compliance", prompt=str(prompt))
     assert result.returncode == 0, result.stderr
     ctx = load_context(tmp_path / "out" / "context.json")
-    assert {m.name for m in ctx.metrics} == {"icontains={{needle}}", "istarts-with=M1"}
+    # The evaluators' own names are kept.
+    assert {m.name for m in ctx.metrics} == {"has needle", "starts right"}
     by_text = {}
     for run in ctx.test_runs:
         test = ctx.test(run.test_id)
         assert test is not None
-        by_text[test.inputs.get("text")] = run.metrics["icontains={{needle}}"].outcome
-        assert run.metrics["istarts-with=M1"].outcome == "ok"
+        by_text[test.inputs.get("text")] = run.metrics["has needle"].outcome
+        assert run.metrics["starts right"].outcome == "ok"
     assert by_text["first"] == "ok" and by_text["second"] == "err"  # samples carry needles
     generated = [r for r in ctx.metric_results if r.outcome == "unknown"]
     assert all("needs {{needle}}" in (r.reason or "") for r in generated)

@@ -4,8 +4,6 @@ more (`--literal 1`). Skips when ../shared is absent."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,25 +11,13 @@ import pytest
 
 from promptgen import load_context
 from tests.cli.test_pipeline import promptgen
-from tests.conftest import REPO
-
-MOCK = REPO.parent / "shared" / "tools" / "mockllm.py"
+from tests.mockserver import mockllm
 
 
 @pytest.fixture
 def literal_server() -> Iterator[str]:
-    if not MOCK.is_file():
-        pytest.skip(f"independent mock server not found at {MOCK}")
-    proc = subprocess.Popen(
-        [sys.executable, str(MOCK), "--literal", "1"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().split()[-1]
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with mockllm("--literal", "1") as url:
+        yield url
 
 
 @pytest.mark.parametrize("effort", ["min", "low"])

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from promptgen.bounds import REGEX_TIMEOUT_SECONDS
 from promptgen.errors import BadInputError
+from promptgen.evaluation.check_metric import check_name
 from promptgen.evaluation.parse import parse_check
 
 CASES = [
@@ -68,6 +72,9 @@ def test_check_passes_and_fails(spec: object, good: str, bad: str) -> None:
         ("contains", "NAME=VALUE"),
         ({"a": 1, "b": 2}, "one {name: arguments}"),
         ({"levenshtein": {"value": "x", "oops": 1}}, "wrong arguments"),
+        ({"regex": 5}, "needs a text pattern"),
+        ({"is-json": {"type": 5}}, "not a valid JSON Schema"),
+        ({"contains": "x", "label": "y"}, "one {name: arguments}"),
     ],
 )
 def test_bad_checks_are_clear_errors(spec: object, message: str) -> None:
@@ -78,3 +85,28 @@ def test_bad_checks_are_clear_errors(spec: object, message: str) -> None:
 def test_counts_report_a_score() -> None:
     result = parse_check({"word-count": {"max": 10}}).evaluate("one two three")
     assert result.passed and result.score == 3.0
+
+
+def test_catastrophic_regex_times_out_as_a_failed_check() -> None:
+    check = parse_check("regex=(a|aa)+$")
+    started = time.monotonic()
+    result = check.evaluate("a" * 60 + "b")
+    assert time.monotonic() - started < REGEX_TIMEOUT_SECONDS + 5
+    assert not result.passed
+    assert result.reason == f"timed out after {REGEX_TIMEOUT_SECONDS:g} s on /(a|aa)+$/"
+    assert parse_check("regex=(a|aa)+$").evaluate("aaaa").passed  # fine on short text
+
+
+@pytest.mark.parametrize("spec", [{"is-json": True}, {"equals": {"a": 1}}])
+def test_deeply_nested_json_output_fails_the_check_not_the_run(spec: object) -> None:
+    for output in ("[" * 100_000 + "]" * 100_000, "[" * 150 + "]" * 150, "9" * 5000):
+        result = parse_check(spec).evaluate(output)
+        assert not result.passed and result.reason
+
+
+def test_a_check_may_carry_its_name() -> None:
+    spec = {"icontains": "refund", "name": "mentions the refund"}
+    assert parse_check(spec).evaluate("A REFUND").passed
+    assert check_name(spec) == "mentions the refund"
+    assert check_name({"icontains": "refund"}) == "icontains=refund"
+    assert check_name({"a": 1, "b": 2}) == "{'a': 1, 'b': 2}"  # not a check: named as is

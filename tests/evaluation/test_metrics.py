@@ -123,7 +123,10 @@ def test_compliance_ok_and_err(fake: FakeLLM, llm: LLM) -> None:
 
 def test_a_rule_marked_broken_makes_an_ok_verdict_err(tmp_path: Path) -> None:
     answer = {
-        "checks": [{"rule": "Rule one.", "broken": False}, {"rule": "Rule two.", "broken": True}],
+        "checks": {
+            "1": {"rule": "Rule one.", "broken": False},
+            "2": {"rule": "Rule two.", "broken": True},
+        },
         "reason": "reads fine",
         "verdict": "ok",
     }

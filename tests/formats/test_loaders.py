@@ -297,6 +297,36 @@ customKey: 1
     assert prompt.test_samples[0].expected == "abc"
     assert prompt.frontmatter["evaluators"][0]["name"] == "starts"
     assert prompt.extra == {"customKey": 1} and prompt.warnings
+    assert prompt.checks == [{"istarts-with": "Summary", "name": "starts"}]
+    assert prompt.check_lines == [16]  # the evaluator's line
+
+
+def test_github_models_evaluator_names_become_metric_names(write: Write) -> None:
+    from promptgen.evaluation import check_metrics
+    from promptgen.inspect_view import inspect_data
+    from promptgen.options import Options
+
+    text = """messages: [{role: user, content: "{{q}}"}]
+evaluators:
+  - name: mentions the refund
+    string: {contains: refund}
+  - string: {endsWith: "."}
+  - name: polite
+    llm: {modelId: openai/gpt-4o, prompt: "Is it polite?"}
+"""
+    prompt = load_prompt(write("g.prompt.yml", text))
+    metrics = check_metrics(prompt, Options())
+    assert [m.name for m in metrics] == ["mentions the refund", "iends-with=."]
+    data = inspect_data(prompt)
+    assert [(c["name"], c["line"]) for c in data["checks"]] == [
+        ("mentions the refund", 3),
+        ("iends-with=.", 5),
+    ]
+    assert data["evaluators"] == [
+        {"name": "mentions the refund", "kind": "string", "run": True},
+        {"name": None, "kind": "string", "run": True},
+        {"name": "polite", "kind": "llm", "run": False},
+    ]
 
 
 def test_content_hash_changes_with_the_prompt(write: Write) -> None:

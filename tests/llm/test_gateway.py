@@ -12,8 +12,11 @@ from pydantic import BaseModel
 
 import promptgen
 from promptgen.llm import LLM, ModelConfigError, RetryPolicy, bounded_gather, load_settings
+from promptgen.llm.client import _without_redacted
+from promptgen.llm.remote import classify
+from promptgen.secrets import REDACTED
 from tests.conftest import OPEN_GATEWAYS, run
-from tests.fakellm import FakeLLM, Reply, json_reply
+from tests.fakellm import FakeLLM, Reply, finished_reply, json_reply
 
 HI = [{"role": "user", "content": "Say hi"}]
 
@@ -298,3 +301,53 @@ def test_strict_schema_keeps_fields_named_like_keywords() -> None:
     assert schema["required"] == ["title", "default", "items"]
     assert "title" not in schema["$defs"]["Verdict"]
     assert schema["$defs"]["Verdict"]["required"] == ["ok", "reason"]
+
+
+def test_empty_and_cut_off_replies_are_faults_never_cached(fake_llm: FakeLLM, gateway: LLM) -> None:
+    fake_llm.queue(finished_reply("half an ans", "length"), Reply(content=" \n"), "whole answer")
+    cut = run(gateway.complete(HI))
+    assert (cut.ok, cut.fault, cut.finish_reason, cut.text) == (
+        False, "truncated", "length", "half an ans"
+    )  # fmt: skip
+    assert (
+        cut.error == "openai/gpt-4o-mini: answer cut off at the token limit (finish_reason: length)"
+    )
+    empty = run(gateway.complete(HI))  # the fault was not cached: asked again
+    assert (empty.ok, empty.fault, empty.cached) == (False, "empty", False)
+    assert empty.error == "openai/gpt-4o-mini: empty answer"
+    whole = run(gateway.complete(HI))
+    assert (whole.ok, whole.fault, whole.finish_reason, whole.text) == (
+        True, None, "stop", "whole answer"
+    )  # fmt: skip
+    assert run(gateway.complete(HI)).cached and len(fake_llm.requests) == 3
+
+
+def test_a_provider_error_quoting_the_key_is_scrubbed(fake_llm: FakeLLM, gateway: LLM) -> None:
+    key = "sk-leaky-0123456789abcdef"
+    message = f"Incorrect API key provided: {key}. You sent Authorization: Bearer {key}"
+    body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+    fake_llm.queue(Reply(status=401, raw=body.encode()))
+    result = run(gateway.complete(HI))
+    assert not result.ok and "HTTP 401" in (result.error or "")
+    assert "0123456789abcdef" not in (result.error or "")
+    assert f"Authorization: Bearer {REDACTED}" in (result.error or "")
+
+
+def test_classify_scrubs_before_it_cuts() -> None:
+    error = classify(RuntimeError("x" * 290 + " sk-abcdefghijklmnopqrstuv"))
+    assert "sk-abc" not in error.message and error.message.endswith(" ***redact")
+
+
+def test_keys_in_call_params_are_headers_not_body_nor_cache_key(
+    fake_llm: FakeLLM, gateway: LLM
+) -> None:
+    params = {"api_key": "sk-param-key-0123456789", "extra_headers": {"api-key": "k" * 20}}
+    first = run(gateway.complete(HI, params=params))
+    other = {"api_key": "sk-rotated-key-9876543210", "extra_headers": {"api-key": "j" * 20}}
+    again = run(gateway.complete(HI, params=other))
+    assert first.ok and again.cached  # a rotated key asks nothing again
+    sent = fake_llm.requests[0]
+    assert "api_key" not in sent and "extra_headers" not in sent
+    # From a saved context the values are blanked: they are dropped, never sent.
+    redacted = {"api_key": REDACTED, "extra_headers": {"api-key": REDACTED}, "top_p": 1}
+    assert _without_redacted(redacted) == {"extra_headers": {}, "top_p": 1}

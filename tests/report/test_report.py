@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+from promptgen import secrets
+from promptgen.context import Context
 from promptgen.report.files import write_reports
 from promptgen.report.html import asset, report_html
 from promptgen.report.junit import junit_xml
@@ -27,7 +29,7 @@ from promptgen.report.overview import (
     overview,
     print_overview,
 )
-from promptgen.results import MetricInfo
+from promptgen.results import MetricInfo, MetricSummary, TestRun
 from tests.report_data import CHECK, MODEL_A, MODEL_B, XSS, empty_context, report_context
 
 NAN = math.nan
@@ -37,6 +39,7 @@ COLUMNS = [
     "tests",
     "runs",
     "errors",
+    "faulty",
     "compliance",
     "rule_compliance",
     "inverse_compliance",
@@ -52,14 +55,14 @@ T = 200 / 3  # two of three
 # (model, scenario) -> every column after those two, computed by hand from report_data.
 # fmt: off
 EXPECTED = {
-    (MODEL_A, ALL_SCENARIOS): [4, 5, 1, 50, T, 0, T, 57.5, 50, 0.005, 65, 250, 385],
-    (MODEL_A, "formal"): [2, 3, 0, T, T, NAN, T, 190 / 3, T, 0.004, 50, 200, 290],
-    (MODEL_A, "casual"): [1, 1, 0, 0, NAN, 0, NAN, 40, 0, 0.001, 15, 400, 400],
-    (MODEL_A, "(none)"): [1, 1, 1, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN],
-    (MODEL_B, ALL_SCENARIOS): [5, 6, 0, 75, T, 100, T, 74, 80, 0.012, 180, 300, 525],
-    (MODEL_B, "formal"): [2, 2, 0, 50, 50, NAN, 50, 85, 100, 0.006, 60, 200, 245],
-    (MODEL_B, "casual"): [2, 2, 0, 100, NAN, 100, NAN, 75, 100, 0.003, 60, 450, 540],
-    (MODEL_B, "(none)"): [1, 2, 0, 100, 100, NAN, 100, 50, 0, 0.003, 60, 250, 430],
+    (MODEL_A, ALL_SCENARIOS): [4, 5, 1, 0, 50, T, 0, T, 57.5, 50, 0.005, 65, 250, 385],
+    (MODEL_A, "formal"): [2, 3, 0, 0, T, T, NAN, T, 190 / 3, T, 0.004, 50, 200, 290],
+    (MODEL_A, "casual"): [1, 1, 0, 0, 0, NAN, 0, NAN, 40, 0, 0.001, 15, 400, 400],
+    (MODEL_A, "(none)"): [1, 1, 1, 0, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN],
+    (MODEL_B, ALL_SCENARIOS): [5, 6, 0, 0, 75, T, 100, T, 74, 80, 0.012, 180, 300, 525],
+    (MODEL_B, "formal"): [2, 2, 0, 0, 50, 50, NAN, 50, 85, 100, 0.006, 60, 200, 245],
+    (MODEL_B, "casual"): [2, 2, 0, 0, 100, NAN, 100, NAN, 75, 100, 0.003, 60, 450, 540],
+    (MODEL_B, "(none)"): [1, 2, 0, 0, 100, 100, NAN, 100, 50, 0, 0.003, 60, 250, 430],
 }
 # fmt: on
 
@@ -88,7 +91,7 @@ def test_overview_of_an_empty_context_has_the_columns() -> None:
     ctx.metrics = [MetricInfo(name="tone", kind="custom", scorer=True)]
     df = overview(ctx)
     assert df.empty
-    assert list(df.columns) == [*COLUMNS[:9], "tone", *COLUMNS[11:]]
+    assert list(df.columns) == [*COLUMNS[:10], "tone", *COLUMNS[12:]]
 
 
 def test_a_metric_named_like_a_column_gets_a_prefix() -> None:
@@ -121,9 +124,10 @@ def test_markdown_sections_and_figures() -> None:
     assert "| rule-start | The output starts with Hello | 50.0% (2) | 100.0% (2) |" in md
     assert "| rule-short | The output is one sentence \\| no more | 100.0% (2) | 50.0% (3) |" in md
     assert "| inv-start | The output does not start with Hello | 0.0% (1) | 100.0% (1) |" in md
-    assert "| model-a | (all) | 4 | 5 | 1 | 50.0 | 66.7 | 0.0 |" in md
+    assert "| model-a | (all) | 4 | 5 | 1 | 0 | 50.0 | 66.7 | 0.0 |" in md
     assert "You greet the user. Always start with Hello." in md
-    assert "| t4 | model-a | 0 | timeout after 30 s |" in md
+    assert "| t4 | model-a | 0 | call failed | timeout after 30 s |" in md
+    assert "- **Runs:** 11, 1 errored\n" in md
 
 
 def test_markdown_failing_tests_show_input_output_and_reason() -> None:
@@ -285,3 +289,65 @@ def test_write_reports(tmp_path: Path) -> None:
     empty = write_reports(empty_context(), tmp_path / "empty")
     assert all(p.exists() for p in empty)
     assert "No evaluation yet" in empty[2].read_text(encoding="utf-8")
+
+
+def _with_faults() -> Context:
+    """The report context plus two faulty runs of model-b; the cut-off one still carries
+    the compliance verdict an older promptgen gave it."""
+    ctx = report_context()
+    stale = {"compliance": MetricSummary(score=0.0, outcome="err", judges=1)}
+    ctx.test_runs += [
+        TestRun(test_id="t5", model=MODEL_B, run_index=1, output="", fault="empty",
+                error=f"{MODEL_B}: empty answer"),
+        TestRun(test_id="t1", model=MODEL_B, run_index=1, output="Hello A", fault="truncated",
+                error=f"{MODEL_B}: answer cut off", metrics=stale),
+    ]  # fmt: skip
+    return ctx
+
+
+def test_faulty_outputs_are_counted_apart_and_in_no_rate() -> None:
+    ctx = _with_faults()
+    assert overall_compliance(ctx) == pytest.approx(62.5)  # unchanged: never judged
+    assert error_rate(ctx) == pytest.approx(300 / 13)
+    df = overview(ctx)
+    row = df[(df["model"] == MODEL_B) & (df["scenario"] == ALL_SCENARIOS)].iloc[0]
+    assert (row["runs"], row["errors"], row["faulty"], row["compliance"]) == (8, 2, 2, 75)
+    assert df["faulty"].dtype == "int64"
+    md = report_markdown(ctx)
+    assert (
+        "- **Runs:** 13, 3 errored, of which 2 faulty outputs, not judged "
+        "(1 empty output, 1 truncated output)"
+    ) in md
+    assert "| t5 | model-b | 1 | empty output | model-b: empty answer |" in md
+    assert "| t1 | model-b | 1 | truncated output | model-b: answer cut off |" in md
+    page = report_html(ctx)
+    assert '<td class="bad" data-v="" title="model-b: answer cut off">truncated</td>' in page
+    assert page.count('<tr data-fault="') == 3 and "2 faulty outputs (not judged)" in page
+    assert page.count('<article class="failure">') == 4  # the stale err is no failure
+
+
+def test_junit_marks_faulty_outputs_as_errors() -> None:
+    root = ET.fromstring(junit_xml(_with_faults()))
+    suite = next(s for s in root.iter("testsuite") if s.get("name") == MODEL_B)
+    cases = {c.get("name"): c for c in suite}
+    error = cases["t5"].find("error")  # its other run had no verdict: now an error
+    assert error is not None and error.get("type") == "faulty-output"
+    assert "run 1: empty output: model-b: empty answer" in (error.text or "")
+    error = cases["t1"].find("error")  # run 0 passed; the faulty run 1 is no failure
+    assert error is not None and error.get("type") == "faulty-output"
+    assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == ("2", "2", "0")
+
+
+def test_reports_never_show_a_key(tmp_path: Path) -> None:
+    key, known = "sk-report-canary-0123456789", "registered-value-0123456789"
+    secrets.register(known)
+    try:
+        ctx = report_context()
+        ctx.test_runs[4].error = f"401: Incorrect API key provided: {key}"
+        ctx.test_runs[0].output = f"echoed {known} back"
+        documents = [junit_xml(ctx), *(p.read_text() for p in write_reports(ctx, tmp_path))]
+    finally:
+        secrets.forget([known])
+    for text in documents:
+        assert key not in text and known not in text
+    assert all("redacted" in text for text in documents[:1] + documents[2:])  # md escapes *

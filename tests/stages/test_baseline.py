@@ -22,8 +22,8 @@ def test_as_many_baseline_tests_as_generated_ones(fake: FakeLLM, llm: LLM) -> No
     (body,) = fake.requests
     schema = body["response_format"]["json_schema"]
     assert schema["name"] == "TestCases" and body["max_tokens"] == 400 * 8 + 200
-    assert "rule" not in schema["schema"]["$defs"]["TestCase"]["properties"]
-    assert schema["schema"]["properties"]["tests"]["description"] == "8 test case(s) per answer."
+    # Eight numbered cases, each a required property: a strict server writes all eight.
+    assert schema["schema"]["required"] == [str(k) for k in range(1, 9)]
     assert [t.inputs for t in ctx.tests] == [{"review": f"review value 1-B-{k}"} for k in range(8)]
     for k, test in enumerate(ctx.tests):
         assert (test.origin, test.rule_id, test.scenario) == ("baseline", None, None)
@@ -59,3 +59,16 @@ def test_each_failed_scenario_is_a_failure(
     assert schema_names(fake) == ["TestCases"] * 2
     assert Counter(t.scenario for t in ctx.tests) == {"s0": 2, "s1": 2}
     assert sorted(record.done) == ["s0", "s1"] and record.failures == {}
+
+
+def test_each_scenario_gets_its_own_call(fake: FakeLLM, llm: LLM) -> None:
+    """Two scenarios that fix no input used to send the same request twice (the second
+    a cache hit of the first): each call now names its scenario."""
+    ctx = context(rules=1, scenarios=2)
+    for scenario in ctx.prompt.scenarios:
+        scenario.parameters = {}
+    stage("baseline", ctx, config(ctx, llm, generation={**ON, "tests_per_rule": 1}), llm)
+    sent = [b["messages"][0]["content"] for b in fake.requests]
+    assert len(sent) == 2 and sent[0] != sent[1]
+    assert sorted("Scenario for these tests: s0" in t for t in sent) == [False, True]
+    assert Counter(t.scenario for t in ctx.tests) == {"s0": 2, "s1": 2}

@@ -40,10 +40,16 @@ def test_two_rounds_build_chains_two_deep(fake: FakeLLM, llm: LLM) -> None:
 
 def test_only_generated_tests_are_expanded(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1, tests=2)
-    ctx.tests[1].origin = "sample"
+    generated, sample = ctx.tests
+    sample.origin = "sample"
     stage("expand", ctx, config(ctx, llm, generation={"test_expansions": 1}), llm)
     assert schema_names(fake) == ["TestCase"]
-    assert [t.parent_id for t in ctx.tests] == [None, None, ctx.tests[0].id]
+    # Stored in a stable order: samples, generated tests, then expansions.
+    assert [(t.origin, t.parent_id) for t in ctx.tests] == [
+        ("sample", None),
+        ("generated", None),
+        ("expanded", generated.id),
+    ]
 
 
 def test_each_failed_round_is_a_failure(

@@ -226,6 +226,19 @@ def test_filtered_tests_order_and_ties() -> None:
     assert filtered_tests(ctx, 2) == t[:2]
 
 
+def test_the_filtered_file_never_picks_an_invalid_test(tmp_path: Path) -> None:
+    ctx = rated_context()
+    t = ctx.tests
+    t[1].valid, t[1].validity_reason = False, "not a review"  # the most important one
+    t[3].valid = None  # not judged: may be picked
+    assert filtered_tests(ctx, 3, invalid=False) == [t[4], t[0], t[2]]
+    written = write_review_files(ctx, tmp_path, 6)
+    picked = [test["id"] for test in json.loads(written[1].read_text())["tests"]]
+    assert picked == [t[4].id, t[0].id, t[2].id, t[3].id, t[5].id]
+    # The review itself still ranks every test.
+    assert filtered_tests(ctx, 6)[0] is t[1]
+
+
 def test_review_markdown_ranks_and_escapes() -> None:
     ctx = rated_context()
     text = review_markdown(ctx)

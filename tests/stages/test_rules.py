@@ -54,7 +54,34 @@ def test_duplicate_rules_are_kept_once(fake: FakeLLM, llm: LLM) -> None:
     ctx = Context.new(prompt())
     stage("rules", ctx, config(ctx, llm), llm)
     assert [r.text for r in ctx.rules] == TEXTS
-    assert ctx.stage("rules").counts == {"rules": 4, "over_max_rules": 0}
+    assert ctx.stage("rules").counts == {
+        "rules": 4,
+        "over_max_rules": 0,
+        "near_duplicates_merged": 1,
+    }
+
+
+class NearDuplicates(PipelineResponder):
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        return {"rules": NEAR} if name == "RulesAnswer" else super().answer(name, schema, text, n)
+
+
+NEAR = [
+    "The output must not repeat the review.",
+    "The output must not repeat the review text.",  # the same rule again
+    "The output MUSTN'T repeat the review",  # and again
+    "The output repeats the review.",  # a negation apart: another rule
+    "The output has at most 50 words.",
+    "The output has at most 60 words.",  # a number apart: another rule
+]
+
+
+def test_near_duplicate_rules_are_merged(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = NearDuplicates()
+    ctx = Context.new(prompt())
+    stage("rules", ctx, config(ctx, llm), llm)
+    assert [r.text for r in ctx.rules] == [NEAR[0], *NEAR[3:]]
+    assert ctx.stage("rules").counts["near_duplicates_merged"] == 2
 
 
 def test_rules_from_a_tests_file_are_kept(fake: FakeLLM, llm: LLM) -> None:

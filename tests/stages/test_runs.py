@@ -4,11 +4,12 @@ cell, and only those are asked again."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from promptgen.context import Context
 from promptgen.llm import LLM
-from promptgen.results import MetricSummary
+from promptgen.results import MetricSummary, TestRun
 from promptgen.stages import runs
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -92,3 +93,21 @@ def test_no_compliance_no_judge(fake: FakeLLM, llm: LLM) -> None:
     stage("runs", ctx, cfg, llm)
     assert schema_names(fake) == ["text", "text"]
     assert all(r.ok and r.metrics == {} for r in ctx.test_runs) and ctx.metric_results == []
+
+
+def test_a_faulty_cell_is_asked_again_and_older_contexts_load() -> None:
+    ctx = context(rules=1, tests=2)
+    cfg = config(ctx, None, models={"models": [A]})
+    first, second = ctx.tests
+    ctx.test_runs = [
+        TestRun(test_id=first.id, model=A, output="", fault="empty", error=f"{A}: empty answer"),
+        TestRun(test_id=second.id, model=A, output="positive"),
+    ]
+    assert [(i.data[0].id, i.data[3]) for i in runs.todo(ctx, cfg)] == [(first.id, True)]
+    # A context written before faults were recorded has no `fault` key: it loads as none.
+    data = json.loads(ctx.to_json())
+    for record in data["test_runs"]:
+        del record["fault"]
+    loaded = Context.model_validate(data)
+    assert [r.fault for r in loaded.test_runs] == [None, None]
+    assert [r.ok for r in loaded.test_runs] == [False, True]  # the error still says so

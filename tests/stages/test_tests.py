@@ -9,8 +9,10 @@ from collections import Counter
 from typing import Any
 
 from promptgen.llm import LLM
+from promptgen.model import PromptInput
 from promptgen.model import TestSample as Sample
 from promptgen.results import Test
+from promptgen.stage import sort_tests
 from promptgen.stages import tests
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -25,8 +27,16 @@ def answer_schemas(fake: FakeLLM) -> list[dict[str, Any]]:
 
 
 def labels(schema: dict[str, Any]) -> list[str]:
-    rule = schema["$defs"]["TestCase"]["properties"]["rule"]
-    return rule["enum"] if "enum" in rule else [rule["const"]]
+    """The rule labels an answer must fill: each a required property."""
+    assert schema["required"] == list(schema["properties"])
+    return list(schema["properties"])
+
+
+def per_label(schema: dict[str, Any]) -> int:
+    """How many numbered cases each label holds (required properties "1" .. "N")."""
+    numbered = schema["$defs"]["Cases"]
+    assert numbered["required"] == [str(k) for k in range(1, len(numbered["properties"]) + 1)]
+    return len(numbered["properties"])
 
 
 def label_of(test: Test) -> str:
@@ -41,9 +51,7 @@ def test_rules_and_inverses_in_separate_chunks(fake: FakeLLM, llm: LLM) -> None:
     stage("tests", ctx, cfg, llm)
     schemas = answer_schemas(fake)
     assert sorted(labels(s) for s in schemas) == [["I1", "I2"], ["R1", "R2"]]
-    assert [s["properties"]["tests"]["description"] for s in schemas] == [
-        "2 test case(s) per rule label."
-    ] * 2
+    assert [per_label(s) for s in schemas] == [2, 2]
     (r1, r2), (i1, i2) = ctx.rules, ctx.inverse_rules
     sent = texts(fake, "TestCases")
     assert sum(f"R1. {r1.text}\nR2. {r2.text}\n" in t for t in sent) == 1
@@ -65,14 +73,12 @@ def test_rules_and_inverses_in_separate_chunks(fake: FakeLLM, llm: LLM) -> None:
     assert fake.requests == []
 
 
-def test_one_rule_per_chunk_is_a_const_label(fake: FakeLLM, llm: LLM) -> None:
+def test_one_rule_per_chunk_is_one_label(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=2)
     gen = {"max_rules_per_test_generation": 1, "tests_per_rule": 1}
     stage("tests", ctx, config(ctx, llm, generation=gen), llm)
     assert sorted(labels(s) for s in answer_schemas(fake)) == [["I1"], ["I1"], ["R1"], ["R1"]]
-    assert {s["properties"]["tests"]["description"] for s in answer_schemas(fake)} == {
-        "1 test case(s) per rule label."
-    }
+    assert {per_label(s) for s in answer_schemas(fake)} == {1}
     assert sorted(t.rule_id or "" for t in ctx.tests) == sorted(r.id for r in ctx.all_rules)
 
 
@@ -101,8 +107,14 @@ def test_an_input_seen_before_is_dropped(fake: FakeLLM, llm: LLM) -> None:
     ctx.tests.append(old)
     stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
     assert [t.inputs for t in ctx.tests].count(old.inputs) == 1
-    assert len(ctx.tests) == 1 + 3
+    # R1's first test repeated the sample: one top-up call asks for R1 alone again.
+    assert len(ctx.tests) == 1 + 4
     assert ctx.stage("tests").counts == {"duplicates_dropped": 1}
+    *_, top_up = answer_schemas(fake)
+    assert labels(top_up) == ["R1"]
+    assert Counter(t.rule_id for t in ctx.tests if t.origin == "generated") == {
+        r.id: 2 for r in ctx.all_rules
+    }
 
 
 def test_author_samples_become_tests_without_a_call(fake: FakeLLM, llm: LLM) -> None:
@@ -164,3 +176,95 @@ def test_a_rerun_asks_only_the_scenario_that_failed(fake: FakeLLM, llm: LLM) -> 
     (text,) = texts(fake, "TestCases")
     assert "Scenario for these tests: s1: case 1" in text
     assert Counter(t.scenario for t in ctx.tests) == {"s0": 8, "s1": 8}
+
+
+class Stubborn(PipelineResponder):
+    """Writes no test for the first rule's label (R1), ever."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestCases":
+            answer.pop("R1", None)  # as if the model skipped it (a sloppy, non-strict one)
+        return answer
+
+
+def test_a_rule_still_short_after_one_top_up_has_a_recorded_reason(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = Stubborn()
+    ctx = context(rules=2)
+    cfg = config(ctx, llm, generation={"split_rules": False})
+    stage("tests", ctx, cfg, llm)
+    # The chunk, then exactly one top-up call asking for R1 (rule 1) alone.
+    schemas = answer_schemas(fake)
+    assert [labels(s) for s in schemas] == [["R1", "R2", "I1", "I2"], ["R1"]]
+    assert per_label(schemas[1]) == 2
+    record = ctx.stage("tests")
+    # R1 got none of 2 cases, twice: 4 cases missing.
+    assert record.status == "done" and record.counts == {"cases_missing": 4, "rules_short": 1}
+    short = ctx.rules[0]
+    assert record.notes == {
+        short.id: "0 of 2 tests after a top-up round: "
+        "the answers held no further test with a new input for this rule"
+    }
+    assert tests.todo(ctx, cfg) == []  # bounded: no second top-up
+    fake.reset()
+    stage("tests", ctx, cfg, llm)
+    assert fake.requests == []
+
+
+class OneBadCase(PipelineResponder):
+    """The first case of the first answer is malformed (its inputs are missing)."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestCases" and n == 1:
+            del answer["R1"]["1"]["inputs"]
+        return answer
+
+
+def test_a_malformed_case_is_dropped_not_the_batch(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = OneBadCase()
+    ctx = context(rules=1)
+    stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
+    record = ctx.stage("tests")
+    assert record.status == "done"
+    assert record.counts == {"cases_missing": 1}
+    # R1 lost one test to the bad case; the top-up asked for R1 alone and got it back.
+    assert [labels(s) for s in answer_schemas(fake)] == [["R1", "I1"], ["R1"]]
+    assert Counter(t.rule_id for t in ctx.tests) == {r.id: 2 for r in ctx.all_rules}
+
+
+def test_inputs_are_typed_like_their_declaration_and_sample(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    ctx.prompt.inputs = {
+        "tone": PromptInput(name="tone", enum=["formal", "friendly"]),
+        "changes": PromptInput(
+            name="changes", type="array", sample=[{"title": "t", "kind": "fix"}]
+        ),
+        "breaking": PromptInput(name="breaking", type="boolean", default=False),
+        "limit": PromptInput(name="limit", type="integer"),
+    }
+    stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
+    props = answer_schemas(fake)[0]["$defs"]["Inputs"]["properties"]
+    shown = {k: v["anyOf"][0] for k, v in props.items()}
+    assert shown["tone"] == {"enum": ["formal", "friendly"], "type": "string"}
+    assert shown["changes"]["type"] == "array" and shown["breaking"] == {"type": "boolean"}
+    assert shown["limit"] == {"type": "integer"}
+    item = answer_schemas(fake)[0]["$defs"]["Item"]
+    assert item["required"] == ["kind", "title"] and item["additionalProperties"] is False
+    first = ctx.tests[0].inputs
+    assert first["tone"] in ("formal", "friendly") and isinstance(first["breaking"], bool)
+    assert isinstance(first["changes"][0]["title"], str) and isinstance(first["limit"], int)
+
+
+def test_tests_are_stored_in_a_stable_order(fake: FakeLLM, llm: LLM) -> None:
+    """Whichever chunk returns first, the stored order is the same: by rule, then by
+    the order of the one call that wrote them."""
+    ctx = context(rules=3, scenarios=2)
+    stage("tests", ctx, config(ctx, llm, generation={"max_rules_per_test_generation": 1}), llm)
+    order = [(t.scenario, t.rule_id) for t in ctx.tests]
+    positions = {r.id: i for i, r in enumerate(ctx.all_rules)}
+    assert order == sorted(order, key=lambda o: (o[0], positions[o[1]]))
+    shuffled = list(reversed(ctx.tests))
+    ctx.tests = shuffled
+    sort_tests(ctx)
+    assert [(t.scenario, t.rule_id) for t in ctx.tests] == order

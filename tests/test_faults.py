@@ -1,0 +1,243 @@
+"""Model output faults are data, not answers (docs/llm.md, docs/metrics.md).
+
+In process: a model under test that answers "" or is cut off (finish_reason "length")
+gets a TestRun flagged with its fault, never judged, not cached, and asked again by a
+re-run. End to end: the whole pipeline against ../shared/tools/mockllm.py with 20 %
+mixed faults finishes within a few runs of the same command, loses no cell, and never
+judges a faulty output (skips when ../shared is absent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from promptgen import load_context
+from promptgen.config import build_config
+from promptgen.context import Context
+from promptgen.llm import LLM, RetryPolicy, load_settings
+from promptgen.llm.types import FAULT_TEXT
+from promptgen.report.files import write_reports
+from promptgen.report.junit import junit_xml
+from promptgen.report.overview import overall_compliance, overview
+from promptgen.results import Test
+from promptgen.selection import cells
+from promptgen.stages import groundtruth, runs
+from tests.conftest import OPEN_GATEWAYS, REPO, run
+from tests.fakellm import FakeLLM, Reply, finished_reply
+from tests.mockserver import mockllm
+from tests.pipeline_fake import PipelineResponder
+from tests.stagekit import config, context, make_llm, schema_names, stage
+
+A = "openai/model-a"
+CUT = "The review is clearly posi"
+
+
+class Faulty(PipelineResponder):
+    """Answers the model-under-test call for review 0 with "", for review 1 cut off."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faults = {"review number 0": finished_reply("  \n", "stop")}
+        self.faults["review number 1"] = finished_reply(CUT, "length")
+
+    def _under_test(self, body: dict[str, Any], text: str) -> Reply:
+        for marker, reply in self.faults.items():
+            if marker in text:
+                with self._lock:
+                    self.seen.append(body)
+                return reply
+        return super()._under_test(body, text)
+
+
+@pytest.fixture
+def faulty() -> Iterator[tuple[FakeLLM, Faulty]]:
+    responder = Faulty()
+    with FakeLLM(responder=responder) as server:
+        yield server, responder
+
+
+def cached_llm(fake: FakeLLM, tmp_path: Path) -> LLM:
+    """A gateway on the fake server with a response cache."""
+    settings = load_settings(
+        {"api_base": fake.url, "eval": "openai/judge-model", "cache_dir": str(tmp_path / "c")},
+        env={},
+        cwd=tmp_path,
+    )
+    llm = LLM(settings, retry=RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02))
+    OPEN_GATEWAYS.append(llm)
+    return llm
+
+
+def by_review(ctx: Context) -> dict[str, Any]:
+    inputs = {t.id: t.inputs["review"] for t in ctx.tests}
+    return {inputs[r.test_id]: r for r in ctx.test_runs}
+
+
+def test_empty_and_cut_off_outputs_are_flagged_not_judged(
+    faulty: tuple[FakeLLM, Faulty], tmp_path: Path
+) -> None:
+    fake, responder = faulty
+    llm = cached_llm(fake, tmp_path)
+    ctx = context(rules=1, tests=4)
+    cfg = config(ctx, llm, models={"models": [A]})
+    stage("runs", ctx, cfg, llm)
+    found = by_review(ctx)
+    empty, cut = found["review number 0"], found["review number 1"]
+    assert (empty.fault, empty.output, empty.error) == (
+        "empty", "  \n", f"{A}: {FAULT_TEXT['empty']}"
+    )  # fmt: skip
+    assert (cut.fault, cut.output, cut.error) == (
+        "truncated", CUT, f"{A}: {FAULT_TEXT['truncated']}"
+    )  # fmt: skip
+    for run_ in (empty, cut):
+        assert not run_.ok and run_.metrics == {}
+    # Only the two whole answers were judged.
+    assert sorted(r.test_id for r in ctx.metric_results) == sorted(
+        found[f"review number {i}"].test_id for i in (2, 3)
+    )
+    assert schema_names(fake).count("ComplianceVerdict") == 2
+    record = ctx.stage("runs")
+    assert sorted(record.failures) == sorted(runs.cell_key(*r.key) for r in (empty, cut))
+    # Reports: flagged, in no rate, an <error> in JUnit.
+    assert overall_compliance(ctx) == 100.0
+    row = overview(ctx).iloc[0]
+    assert (row["runs"], row["errors"], row["faulty"]) == (4, 2, 2)
+    assert junit_xml(ctx).count('type="faulty-output"') == 2
+    written = {p.name: p.read_text() for p in write_reports(ctx, tmp_path / "out")}
+    assert (
+        "2 faulty outputs, not judged (1 empty output, 1 truncated output)" in written["report.md"]
+    )
+    assert "truncated output" in written["report.html"]
+
+    # The faults were not cached: the same run asks exactly those two cells again.
+    responder.faults.clear()
+    fake.reset()
+    stage("runs", ctx, cfg, llm)
+    assert sorted(b["model"] for b in fake.requests) == ["judge-model"] * 2 + ["model-a"] * 2
+    assert all(r.ok and r.fault is None for r in ctx.test_runs) and len(ctx.test_runs) == 4
+    assert overview(ctx).iloc[0]["faulty"] == 0
+
+
+def test_a_cut_off_structured_answer_is_never_accepted(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Valid JSON with finish_reason "length" goes to the repair turn like invalid JSON."""
+    llm = make_llm(fake_llm, tmp_path)
+    fake_llm.queue(finished_reply('{"answer": "fine"}', "length"), '{"answer": "whole"}')
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
+    result = run(llm.complete([{"role": "user", "content": "q"}], model="m", output=schema))
+    assert result.ok and result.parsed == {"answer": "whole"} and len(fake_llm.requests) == 2
+    repair = fake_llm.requests[1]["messages"][-1]["content"]
+    assert "cut off at the token limit" in repair
+    fake_llm.reset()
+    fake_llm.queue(*[finished_reply('{"answer": "fine"}', "length")] * 2)
+    result = run(llm.complete([{"role": "user", "content": "q2"}], model="m", output=schema))
+    assert not result.ok and result.parsed is None and result.fault == "truncated"
+    assert "cut off" in (result.error or "")
+
+
+def test_a_faulty_groundtruth_answer_is_not_accepted(
+    faulty: tuple[FakeLLM, Faulty], tmp_path: Path
+) -> None:
+    fake, responder = faulty
+    llm = make_llm(fake, tmp_path, groundtruth="openai/model-a")
+    ctx = context(rules=1, tests=2)
+    cfg = config(ctx, llm, models={"models": [A]}, evaluation={"groundtruth": True})
+    stage("groundtruth", ctx, cfg, llm)
+    tests = {t.inputs["review"]: t for t in ctx.tests}
+    for review, fault in (("review number 0", "empty"), ("review number 1", "truncated")):
+        test: Test = tests[review]
+        assert test.groundtruth is None and test.groundtruth_status is None
+        (attempt,) = [a for a in ctx.groundtruth if a.test_id == test.id]
+        assert attempt.error == f"{A}: {FAULT_TEXT[fault]}" and attempt.scores == {}
+    assert "GroundtruthScore" not in schema_names(fake)
+    assert {i.key for i in groundtruth.todo(ctx, cfg)} == {t.id for t in ctx.tests}
+    responder.faults.clear()
+    stage("groundtruth", ctx, cfg, llm)
+    assert all(t.groundtruth_status == "ok" and t.groundtruth for t in ctx.tests)
+
+
+# -- end to end: the independent mock server with fault injection --------------------------
+
+# 20 % of all calls fault, more than half of them with an empty or cut-off reply.
+FAULTS = [
+    "--fail-429", "0.02", "--fail-500", "0.02", "--fail-503", "0.02", "--fail-timeout", "0.01",
+    "--fail-garbage", "0.06", "--fail-empty", "0.06", "--fail-reset", "0.01",
+]  # fmt: skip
+MAX_RUNS = 6
+
+
+@pytest.fixture
+def mock_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    log = tmp_path / "requests.jsonl"
+    args = [*FAULTS, "--seed", "2", "--timeout-sleep", "2", "--retry-after", "0.05"]
+    with mockllm(*args, "--log", str(log)) as url:
+        yield url, log
+
+
+def promptgen(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
+    env["PROMPTGEN_CACHE_DIR"] = str(tmp / "cache")
+    env["PROMPTGEN_TIMEOUT"] = "1"  # the mock's timeout fault holds the line for 2 s
+    return subprocess.run(
+        [sys.executable, "-m", "promptgen", *args],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_path: Path) -> None:
+    url, log = mock_server
+    out = tmp_path / "out"
+    args = ["samples/classify-sentiment.prompty", "--effort", "min", "--api-base", url]
+    args += ["--models", "a;b", "--runs-per-test", "3", "--groundtruth", "--out", str(out), "-q"]
+    started = time.monotonic()
+    flagged: list[str] = []  # the fault of every faulty run, as each run left it
+    codes = []
+    for _ in range(MAX_RUNS):
+        result = promptgen(tmp_path, *args)
+        codes.append(result.returncode)
+        assert result.returncode in (0, 3), result.stderr  # done, or failures to retry
+        ctx = load_context(out / "context.json")
+        flagged += [r.fault for r in ctx.test_runs if r.fault]
+        check_no_faulty_output_judged(ctx)
+        if result.returncode == 0:
+            break
+    assert codes[-1] == 0 and len(codes) > 1, (codes, result.stderr)
+    assert time.monotonic() - started < 60
+
+    # Nothing lost: every planned cell has exactly one run, every test its rule.
+    cfg = build_config(ctx.prompt, ctx.options, ctx.option_sources)
+    assert cfg.models == ("a", "b")
+    planned = [(t.id, m, i) for t, m, i in cells(ctx, cfg)]
+    assert planned and sorted(r.key for r in ctx.test_runs) == sorted(planned)
+    assert all(r.ok and r.metrics for r in ctx.test_runs)
+    assert all(ctx.rule(t.rule_id) is not None for t in ctx.tests if t.origin != "baseline")
+    assert all(t.groundtruth_status is not None for t in ctx.tests if t.valid is not False)
+    # Every empty or cut-off reply the mock sent a model under test was flagged as such
+    # (a failed cell is asked once per run, so each fault shows in the run that got it).
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    kinds = {"garbage": "truncated", "empty": "empty"}
+    sent = [kinds[e["fault"]] for e in entries if e["model"] in ("a", "b") and e["fault"] in kinds]
+    assert sent, "the seed should fault some model-under-test calls (20 % of all calls do)"
+    assert sorted(flagged) == sorted(sent)
+
+
+def check_no_faulty_output_judged(ctx: Context) -> None:
+    """A run with a verdict has a whole answer; a faulty run has none."""
+    judged = {r.key[:3] for r in ctx.metric_results}
+    for run_ in ctx.test_runs:
+        if run_.key in judged:
+            assert run_.fault is None and (run_.output or "").strip(), run_
+        if run_.fault is not None:
+            assert run_.metrics == {} and run_.error, run_
