@@ -31,7 +31,8 @@ def _promptgen(*args: str) -> list[str]:
 
 def test_ctrl_c_is_one_line_and_the_run_resumes_on_the_same_server(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with FakeLLM(latency=30.0, responder=PipelineResponder()) as fake:
+    # Calls that never answer in time: only the interrupt can end the run early.
+    with FakeLLM(latency=120.0, responder=PipelineResponder()) as fake:
         first = subprocess.Popen(
             _promptgen(SAMPLE, "--effort", "min", "--api-base", fake.url, "--models", "m1",
                        "--out", str(out)),
@@ -43,7 +44,7 @@ def test_ctrl_c_is_one_line_and_the_run_resumes_on_the_same_server(tmp_path: Pat
             time.sleep(0.05)
         assert fake.requests, "no call was made"
         first.send_signal(signal.SIGINT)
-        stdout, stderr = first.communicate(timeout=30)
+        stdout, stderr = first.communicate(timeout=60)
         fake.latency = 0.0
         assert first.returncode == 130, stderr
         assert "Traceback" not in stderr and stdout == ""
