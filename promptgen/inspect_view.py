@@ -194,11 +194,16 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     console.print(Group())
 
 
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col)
+    return table
+
+
 def _print_checks(console: Console, data: dict[str, Any]) -> None:
     if data["checks"]:
-        table = Table(title="Checks (deterministic, on every output)", title_justify="left")
-        for col in ("name", "check", "line"):
-            table.add_column(col)
+        table = _table("Checks (deterministic, on every output)", ("name", "check", "line"))
         _more(table, len(data["checks"]))
         for check in data["checks"][:SHOWN_ROWS]:
             spec = check["check"]
@@ -208,9 +213,7 @@ def _print_checks(console: Console, data: dict[str, Any]) -> None:
             table.add_row(escape(_short(check["name"], 40)), shown, str(check["line"] or ""))
         console.print(table)
     if data["evaluators"]:
-        table = Table(title="Evaluators (prompt.yml)", title_justify="left")
-        for col in ("name", "kind", "promptgen"):
-            table.add_column(col)
+        table = _table("Evaluators (prompt.yml)", ("name", "kind", "promptgen"))
         _more(table, len(data["evaluators"]))
         for e in data["evaluators"][:SHOWN_ROWS]:
             how = "runs it as a check" if e["run"] else "keeps it, does not run it"

@@ -118,6 +118,7 @@ class TopUp:
 
     scenario: Scenario | None
     rules: list[Rule]
+    lacking: dict[str, int]  # rule id -> tests it lacks
 
     @property
     def key(self) -> str:
@@ -131,7 +132,7 @@ def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
         short = rules_short(ctx, cfg, scenario)
         if short:
             rules = [r for r in target_rules(ctx, cfg) if r.id in short]
-            plans.append(TopUp(scenario, rules))
+            plans.append(TopUp(scenario, rules, short))
     return plans
 
 
@@ -202,7 +203,7 @@ async def _top_up(scope: Scope, plan: TopUp) -> None:
     record why a rule still has fewer than asked."""
     ctx, cfg = scope.ctx, scope.cfg
     size = cfg.gen.max_rules_per_test_generation
-    short = rules_short(ctx, cfg, plan.scenario)
+    short = plan.lacking
     generation = cfg.gen.test_generations  # after the regular rounds
     name = plan.scenario.name if plan.scenario else None
     new: list[Test] = []
