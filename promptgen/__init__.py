@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 from promptgen.api import Prepared, prepare, run, run_async
 from promptgen.config import RunConfig
 from promptgen.context import Context, load_context, save_context
+from promptgen.export import ExportResult, ExportSettings, write_exports
 from promptgen.formats import load_prompt
 from promptgen.model import PromptUnderTest
 from promptgen.options import Evaluation, Generation, Instructions, Models, Options, Run
@@ -21,6 +22,8 @@ from promptgen.report.files import write_all as write_reports
 __all__ = [
     "Context",
     "Evaluation",
+    "ExportResult",
+    "ExportSettings",
     "Generation",
     "Instructions",
     "Models",
@@ -38,5 +41,6 @@ __all__ = [
     "run",
     "run_async",
     "save_context",
+    "write_exports",
     "write_reports",
 ]

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from dotenv import load_dotenv
 
-from promptgen import __version__, cli_llm, cli_run
+from promptgen import __version__, cli_export, cli_llm, cli_run
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.evaluation import check_metrics
@@ -106,6 +106,7 @@ def schema(
 app.command(name="run", epilog=cli_run.EPILOG, help=cli_run.HELP)(cli_run.run)
 app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
+app.command()(cli_export.export)
 
 
 def main() -> None:

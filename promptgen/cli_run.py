@@ -16,8 +16,10 @@ import typer
 from pydantic import ValidationError
 
 from promptgen import api
+from promptgen.cli_export import report_exports
 from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.errors import BadInputError
+from promptgen.export import ExportSettings, parse_targets, write_exports
 from promptgen.gate import gate
 from promptgen.llm.config import split_models
 from promptgen.options import (
@@ -91,7 +93,13 @@ def _parameter(field: OptionField) -> inspect.Parameter:
     if kind is bool and not _switch(field):
         flag = f"{flag}/--no-{flag.removeprefix('--')}"
     names = [flag, *([field.opt.short] if field.opt.short else [])]
-    metavar = {"paths": "FILE", "list": "MODELS", "repeat": "TEXT", "params": "KEY=VALUE"}
+    metavar = {
+        "paths": "FILE",
+        "list": "MODELS",
+        "repeat": "TEXT",
+        "params": "KEY=VALUE",
+        "names": "TARGETS",
+    }
     info = typer.Option(
         *names,
         help=_help(field),
@@ -135,6 +143,12 @@ def _flag_value(field: OptionField, value: Any) -> Any:
         return models
     if field.opt.parse == "params":
         return parse_params(value)
+    if field.opt.parse == "names":  # export targets, checked before any call
+        try:
+            return parse_targets(value)
+        except BadInputError as err:
+            err.message = f"{flag}: {err.message}"
+            raise
     if field.opt.parse is not None:  # repeated TEXT or FILE
         if any(not str(item).strip() for item in value):
             raise BadInputError(f"{flag} is empty; give a value or drop the flag")
@@ -191,6 +205,11 @@ def run(file: Path, **flags: Any) -> None:
     started = time.perf_counter()
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
     write_all(ctx, prepared.out)
+    if options.run.export:
+        settings = ExportSettings(
+            in_place=options.run.in_place, create_eval_runs=options.run.create_eval_runs
+        )
+        report_exports(write_exports(ctx, options.run.export, prepared.out / "exports", settings))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
         typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet

@@ -27,13 +27,14 @@ from promptgen.secrets import is_secret_key
 Effort = Literal["min", "low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = ("min", "low", "medium", "high")
 
-GEN, EVAL, MODELS, GATE, INSTR, RUN = (
+GEN, EVAL, MODELS, GATE, INSTR, RUN, EXPORT = (
     "Generation",
     "Evaluation",
     "Models",
     "CI gate",
     "Stage instructions",
     "Run",
+    "Export",
 )
 
 
@@ -45,7 +46,8 @@ class Opt:
     presets: the value per effort, min to high (None: not part of the presets).
     flag: the long flag ("" derives --kebab-name from the field; None: no flag).
     parse: how flag values become the field's value: "list" (`"a;b"` or the flag
-    repeated), "repeat" (the flag repeated), "params" (KEY=VALUE, repeated), "paths".
+    repeated), "repeat" (the flag repeated), "params" (KEY=VALUE, repeated), "paths",
+    "names" (`"a,b"` or the flag repeated).
     persist: kept in the context, so a resumed run reuses it.
     implies: options a given flag switches on too (--models turns on evaluation).
     """
@@ -56,7 +58,7 @@ class Opt:
     presets: tuple[Any, Any, Any, Any] | None = None
     flag: str | None = ""
     short: str | None = None
-    parse: Literal["list", "repeat", "params", "paths"] | None = None
+    parse: Literal["list", "repeat", "params", "paths", "names"] | None = None
     persist: bool = True
     implies: tuple[tuple[str, Any], ...] = ()
 
@@ -258,6 +260,15 @@ class Evaluation(_Group):
             parse="params",
         ),
     ] = Field(default_factory=dict)
+    store_completions: Annotated[
+        bool,
+        Opt(
+            "Store the runs at the provider (OpenAI, Azure OpenAI) with metadata: prompt, "
+            "run, test, rule, scenario, train/test split.",
+            EXPORT,
+            key="storeCompletions",
+        ),
+    ] = False
     groundtruth: Annotated[bool, Opt("Have a groundtruth model answer every test.", EVAL)] = False
     groundtruth_threshold: Annotated[
         float,
@@ -361,6 +372,32 @@ class Run(_Group):
     junit: Annotated[
         Path | None, Opt("Write JUnit XML (a testcase per test x model).", GATE, persist=False)
     ] = None
+    export: Annotated[
+        list[str],
+        Opt(
+            "Export the tests (and results) to TARGET[,TARGET] in OUT/exports/ after the run: "
+            "openai-evals, azure-evals, github-models, promptfoo, inspect, jsonl, csv.",
+            EXPORT,
+            parse="names",
+            persist=False,
+        ),
+    ] = Field(default_factory=list)
+    create_eval_runs: Annotated[
+        bool,
+        Opt(
+            "With openai-evals/azure-evals: create the eval and its runs through the API.",
+            EXPORT,
+            persist=False,
+        ),
+    ] = False
+    in_place: Annotated[
+        bool,
+        Opt(
+            "With github-models: write the new testData rows into the author's .prompt.yml.",
+            EXPORT,
+            persist=False,
+        ),
+    ] = False
 
 
 class Options(BaseModel):

@@ -39,6 +39,9 @@ _SUFFIXES = (
 )
 # Environment variables holding keys: OPENAI_API_KEY, AZURE_OPENAI_KEY, GITHUB_TOKEN, ...
 _ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PAT")
+# Shell variables whose names look like a key's (`pwd`) but hold the working folder:
+# registering them would blank every path under it.
+_NOT_SECRET_ENV = {"PWD", "OLDPWD"}
 # Shorter values are not registered: scrubbing "abc" out of every message would
 # garble the messages without protecting anything.
 MIN_SECRET_LENGTH = 8
@@ -107,6 +110,8 @@ def register_mapping(value: Any) -> None:
 def register_environment(env: Mapping[str, str] = os.environ) -> None:
     """Register the keys in the environment (OPENAI_API_KEY, AZURE_*_KEY, ...)."""
     for name, value in env.items():
+        if name.upper() in _NOT_SECRET_ENV:
+            continue
         if name.upper().endswith(_ENV_SUFFIXES) or is_secret_key(name):
             register(value)
 

@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("progress", "pipeline"),
     ("api",),
     ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
-     "inspect_view", "schemas", "docsgen"),
+     "inspect_view", "schemas", "docsgen", "cli_export", "export"),
 ]  # fmt: skip
 
 

@@ -120,12 +120,16 @@ def test_register_mapping_and_environment(known: list[str]) -> None:
     )  # fmt: skip
     register_environment(
         {"AZURE_OPENAI_KEY": "az-0123456789", "GITHUB_TOKEN": "gh-token-0123456789",
-         "HOME": "/home/someone-0123"}
+         "HOME": "/home/someone-0123", "PWD": "/work/project-0123", "OLDPWD": "/work/old-0123"}
     )  # fmt: skip
     text = "tok-0123456789 hdr-0123456789 az-0123456789 gh-token-0123456789 not-a-secret-at-all"
     assert scrub(text, shapes=False) == " ".join([REDACTED] * 4) + " not-a-secret-at-all"
     assert scrub("/home/someone-0123 ${env:OPENAI_API_KEY}") == (
         "/home/someone-0123 ${env:OPENAI_API_KEY}"
+    )
+    # the shell's working folder is not a password (`pwd`): paths under it stay readable
+    assert scrub("/work/project-0123/a.metric.prompty /work/old-0123") == (
+        "/work/project-0123/a.metric.prompty /work/old-0123"
     )
 
 

@@ -29,7 +29,7 @@ COUNT_UNITS = {
     "paragraph": "paragraphs",
     "character": "characters",
 }
-_CASE_FOLDABLE = ("contains", "contains-any", "contains-all", "starts-with", "ends-with")
+CASE_FOLDABLE = ("contains", "contains-any", "contains-all", "starts-with", "ends-with")
 NAMES = (
     "equals contains icontains contains-any icontains-any contains-all icontains-all "
     "starts-with ends-with istarts-with iends-with regex is-json language levenshtein "
@@ -45,7 +45,7 @@ def _kwargs(args: Any, main: str) -> dict[str, Any]:
 def build(name: str, args: Any) -> Any:
     if name.startswith("not-"):
         return Not(build(name[4:], args))
-    ignore = name.startswith("i") and name[1:] in _CASE_FOLDABLE
+    ignore = name.startswith("i") and name[1:] in CASE_FOLDABLE
     base = name[1:] if ignore else name
     try:
         if base == "equals":
@@ -78,11 +78,12 @@ def build(name: str, args: Any) -> Any:
     raise BadInputError(f"unknown check {name!r}", hint="known checks: " + ", ".join(NAMES))
 
 
-def _cli_value(name: str, value: str) -> Any:
+def cli_value(name: str, value: str) -> Any:
     """`{max: 3}` and `[a, b]` are read as YAML, a count as a number; the rest stays text
-    (so `regex=^a: b` is a pattern, not a mapping)."""
+    (so `regex=^a: b` is a pattern, not a mapping, and `equals={{expected}}` a
+    placeholder)."""
     text = value.strip()
-    if text.startswith(("{", "[")):
+    if text.startswith(("{", "[")) and not text.startswith("{{"):
         try:
             return load_yaml(text).data
         except yaml.YAMLError as err:
@@ -102,7 +103,7 @@ def parse_check(spec: Any) -> Any:
             raise BadInputError(
                 f"check {spec!r} needs a value", hint='write NAME=VALUE, e.g. "contains=Hello"'
             )
-        return build(name.strip(), _cli_value(name.strip(), value))
+        return build(name.strip(), cli_value(name.strip(), value))
     if isinstance(spec, dict):
         rest = {k: v for k, v in spec.items() if k != "name"} if len(spec) == 2 else spec
         if len(rest) == 1:

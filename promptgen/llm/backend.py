@@ -56,4 +56,9 @@ class Backend(Protocol):
 
     def supports_json_schema(self, model: str) -> bool: ...
 
+    def stores_completions(self, model: str) -> bool:
+        """Whether the provider keeps a completion asked with `store` and `metadata`
+        (OpenAI's stored completions), so `--store-completions` can ask for it."""
+        ...
+
     async def chat(self, request: ChatRequest, mode: str) -> RawReply: ...

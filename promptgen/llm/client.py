@@ -115,6 +115,12 @@ class LLM:
             self._checked.add(model_id)
         return backend, name
 
+    def stores_completions(self, model: str) -> bool:
+        """Whether `model` (an alias or id) is served by a provider that stores
+        completions asked with `store=True` (OpenAI, Azure OpenAI, a compatible server)."""
+        backend, name = self.backend_for(self.settings.resolve(model))
+        return backend.stores_completions(name)
+
     def concurrency_for(self, backend: Backend) -> int:
         fixed = backend.policy.concurrency
         return fixed if fixed is not None else self.settings.concurrency or DEFAULT_CONCURRENCY

@@ -156,6 +156,9 @@ class LocalBackend:
     def check_credentials(self, model: str) -> None:
         spec_for(model)
 
+    def stores_completions(self, model: str) -> bool:
+        return False  # nothing leaves this machine
+
     def supports_json_schema(self, model: str) -> bool:
         return True
 

@@ -65,6 +65,9 @@ class OpenAICompatBackend:
     def check_credentials(self, model: str) -> None:
         return None  # local servers usually need none; a 401 says so clearly
 
+    def stores_completions(self, model: str) -> bool:
+        return True  # the server gets `store` and `metadata` as sent; it may ignore them
+
     def supports_json_schema(self, model: str) -> bool:
         return True  # downgraded automatically if the server refuses it
 

@@ -110,10 +110,23 @@ class RemoteBackend:
         except Exception:
             return False
 
+    def stores_completions(self, model: str) -> bool:
+        try:
+            _, provider, _, _ = _litellm().get_llm_provider(model)
+        except Exception:
+            return False
+        return provider in ("openai", "azure")
+
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
         litellm = _litellm()
+        params = request.openai_params(mode)
+        if "metadata" in params:
+            # litellm keeps `metadata` for its own logging: the provider gets it in the body.
+            extra = dict(params.get("extra_body") or {})
+            extra["metadata"] = params.pop("metadata")
+            params["extra_body"] = extra
         try:
-            response = await litellm.acompletion(**request.openai_params(mode), num_retries=0)
+            response = await litellm.acompletion(**params, num_retries=0)
         except Exception as exc:
             raise classify(exc) from exc
         return self._reply(litellm, response)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from promptgen.model import PromptUnderTest
@@ -65,6 +66,35 @@ def call_settings(prompt: PromptUnderTest, options: Evaluation) -> CallSettings:
         params=params,
         output=_schema(fmt),
     )
+
+
+def stored(
+    settings: CallSettings, prompt: PromptUnderTest, run_id: str, test: Test, index: int
+) -> CallSettings:
+    """The settings with `store=True` and the metadata a stored completion carries
+    (OpenAI's limits: 16 keys, text values of at most 512 characters)."""
+    metadata = {
+        "promptgen_prompt": prompt.name,
+        "promptgen_run": run_id,
+        "test_id": test.id,
+        "rule_id": test.rule_id or "",
+        "scenario": test.scenario or "",
+        "inverse": "true" if test.inverse else "false",
+        "run_index": str(index),
+        "split": split_label(test.id),
+    }
+    params = {
+        **settings.params,
+        "store": True,
+        "metadata": {k: v[:512] for k, v in metadata.items()},
+    }
+    return replace(settings, params=params)
+
+
+def split_label(test_id: str) -> str:
+    """ "train" or "test" for a test, fixed by its id: about one test in five is "test",
+    and every run of a test lands on the same side (docs/exports.md)."""
+    return "test" if int(hashlib.sha256(test_id.encode()).hexdigest()[:8], 16) % 5 == 0 else "train"
 
 
 def _number(value: Any, kind: type) -> Any:

@@ -16,7 +16,7 @@ from promptgen.errors import RenderError
 from promptgen.evaluation.scoring import needed, score
 from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
-from promptgen.prompting.invoke import CallSettings, call_settings, test_messages
+from promptgen.prompting.invoke import CallSettings, call_settings, stored, test_messages
 from promptgen.results import Test, TestRun
 from promptgen.secrets import scrub
 from promptgen.selection import cells
@@ -58,6 +58,11 @@ async def run(item: WorkItem, scope: Scope) -> None:
     if retry:  # a failed cell asked again replaces its record
         ctx.test_runs = [r for r in ctx.test_runs if r.key != (test.id, model, index)]
     settings = call_settings(ctx.prompt, cfg.ev)
+    if cfg.ev.store_completions:
+        if scope.llm.stores_completions(model):
+            settings = stored(settings, ctx.prompt, ctx.run_id, test, index)
+        else:
+            scope.note(f"store|{model}", f"{model}: its provider does not store completions")
     record = await run_test(ctx.prompt, scope.llm, settings, test, model, index, "runs")
     ctx.test_runs.append(record)
     if record.error is not None:

@@ -34,10 +34,10 @@ def test_help_lists_only_built_commands() -> None:
     from promptgen.cli import app
 
     commands = set(typer.main.get_command(app).commands)
-    assert commands == {"run", "inspect", "schema", "models", "ask"}
+    assert commands == {"run", "inspect", "schema", "models", "ask", "export"}
     result = run_cli("--help")
     assert result.returncode == 0
-    assert "inspect" in result.stdout and "schema" in result.stdout
+    assert "inspect" in result.stdout and "schema" in result.stdout and "export" in result.stdout
 
 
 def test_inspect_json(write: Write) -> None:

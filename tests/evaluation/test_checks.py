@@ -110,3 +110,13 @@ def test_a_check_may_carry_its_name() -> None:
     assert check_name(spec) == "mentions the refund"
     assert check_name({"icontains": "refund"}) == "icontains=refund"
     assert check_name({"a": 1, "b": 2}) == "{'a': 1, 'b': 2}"  # not a check: named as is
+
+
+def test_a_command_line_placeholder_is_text_not_yaml() -> None:
+    """`--check "equals={{expected}}"`: a placeholder, filled per test, not a YAML mapping."""
+    from promptgen.evaluation.check_metric import fill_placeholders
+
+    assert parse_check("equals={{expected}}") is not None
+    spec, missing = fill_placeholders("icontains={{expected}}", {"expected": "Paris"})
+    assert missing == [] and parse_check(spec).evaluate("It is paris.").passed
+    assert parse_check("word-count={max: 3}").evaluate("one two three four").passed is False

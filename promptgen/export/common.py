@@ -1,0 +1,314 @@
+"""What every export target shares: the tests to export, their arguments and expected
+outputs, the prompt's messages with placeholders, the checks and judges, sampling.
+
+Exporting reads the context only: no model is called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from promptgen.context import Context
+from promptgen.errors import BadInputError
+from promptgen.evaluation.check_metric import check_name
+from promptgen.evaluation.parse import CASE_FOLDABLE, cli_value, parse_check
+from promptgen.prompting import numbered, prompt_text, stage_messages
+from promptgen.prompting.invoke import call_settings, test_arguments
+from promptgen.render import render_messages
+from promptgen.results import MetricInfo, Rule, Test
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """How to export. `models` replaces the context's models under test."""
+
+    models: list[str] | None = None
+    in_place: bool = False  # github-models: write back into the author's .prompt.yml
+    create_eval_runs: bool = False  # openai-evals/azure-evals: create them through the SDK
+
+
+@dataclass
+class ExportResult:
+    """What one target wrote, and what it could not carry over (one line each)."""
+
+    target: str
+    paths: list[Path] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+Writer = Callable[["Context", Path, ExportSettings], ExportResult]
+
+
+# -- tests ------------------------------------------------------------------------------
+
+
+def exported_tests(ctx: Context) -> list[Test]:
+    """Every test the run would evaluate, without a cap: tests judged invalid are left
+    out unless the run kept them (keepInvalid), in the collection's order."""
+    keep_invalid = ctx.options.evaluation.keep_invalid
+    return [t for t in ctx.tests if keep_invalid or t.valid is not False]
+
+
+def models_under_test(ctx: Context, settings: ExportSettings) -> list[str]:
+    """--models of the export, else the models the run was given (in the user's order),
+    then any other model it has runs of."""
+    if settings.models:
+        return list(settings.models)
+    return list(dict.fromkeys([*ctx.options.models.models, *ctx.models_run]))
+
+
+def text_value(value: Any) -> str:
+    """An input value as a template substitutes it: text as is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def arguments(ctx: Context, test: Test) -> dict[str, str]:
+    """The test's value for every input of the prompt (defaults, then the scenario's
+    parameters, then the test's own), as text."""
+    values = test_arguments(ctx.prompt, test)
+    names = [*ctx.prompt.inputs, *(k for k in values if k not in ctx.prompt.inputs)]
+    return {name: text_value(values[name]) for name in names if name in values}
+
+
+def expected_output(test: Test) -> str | None:
+    """A reference answer: an accepted groundtruth, or the author's sample output."""
+    if test.groundtruth is not None and test.groundtruth_status == "ok":
+        return test.groundtruth
+    if test.origin == "sample" and test.expected_output is not None:
+        return text_value(test.expected_output)
+    return None
+
+
+def test_metadata(ctx: Context, test: Test) -> dict[str, Any]:
+    """What a test is for: its id, the rule it targets (id and text), scenario, inverse."""
+    rule = ctx.rule(test.rule_id)
+    return {
+        "test_id": test.id,
+        "rule_id": test.rule_id,
+        "rule": rule.text if rule else None,
+        "scenario": test.scenario,
+        "inverse": test.inverse,
+        "origin": test.origin,
+    }
+
+
+def input_text(ctx: Context, test: Test) -> str:
+    """The test's input as judges read it: one input as is, several as a JSON object."""
+    if len(test.inputs) == 1:
+        (value,) = test.inputs.values()
+        return text_value(value)
+    return json.dumps(test.inputs, ensure_ascii=False, indent=1)
+
+
+# -- the prompt's messages --------------------------------------------------------------
+
+_TAG = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_LOGIC = re.compile(r"\{%|\{#|\{\{\{|\{\{\s*[&#^/!>]")
+
+
+def placeholder_messages(
+    ctx: Context, placeholder: Callable[[str], str]
+) -> list[dict[str, str]] | None:
+    """The prompt's messages with each `{{name}}` written as `placeholder(name)`, or None
+    when a template holds more than plain substitutions (conditions, loops, filters,
+    sections): those prompts are exported rendered, test by test (`rendered_messages`)."""
+    known = set(ctx.prompt.inputs)
+    messages = []
+    for message in ctx.prompt.messages:
+        content = message.content
+        if _LOGIC.search(content):
+            return None
+        rest = _TAG.sub("", content)
+        if "{{" in rest or "}}" in rest:
+            return None  # an expression, a filter, an attribute: not portable
+        if any(m.group(1) not in known for m in _TAG.finditer(content)):
+            return None
+        content = _TAG.sub(lambda m: placeholder(m.group(1)), content)
+        messages.append({"role": message.role, "content": content})
+    return messages
+
+
+def rendered_messages(ctx: Context, test: Test) -> list[dict[str, str]]:
+    """The prompt rendered for one test, exactly as promptgen sends it."""
+    values = test_arguments(ctx.prompt, test)
+    rendered = render_messages(ctx.prompt, values)
+    return [{"role": str(m["role"]), "content": str(m["content"])} for m in rendered]
+
+
+# -- rules, judges, checks --------------------------------------------------------------
+
+
+def output_rules(ctx: Context) -> list[Rule]:
+    """The rules an output must follow (inverse rules describe inputs, not outputs);
+    ungrounded rules are left out when the run dropped them."""
+    drop = ctx.options.generation.drop_ungrounded
+    return [r for r in ctx.rules if not (drop and r.grounded is False)]
+
+
+def rules_text(ctx: Context) -> str:
+    return numbered([r.text for r in output_rules(ctx)])
+
+
+@dataclass(frozen=True)
+class JudgeWords:
+    """The two one-word verdicts an exported judge answers with. Neither contains the
+    other, so a platform that matches a choice by substring cannot confuse them."""
+
+    passed: str = "ok"
+    failed: str = "err"
+
+
+def compliance_judge(
+    ctx: Context, *, input: str, output: str, words: JudgeWords = JudgeWords()
+) -> list[dict[str, str]]:
+    """The rules-compliance judge as messages (system, user): the prompt, its rules, the
+    `input` and `output` placeholders of the target, answered with one of `words`."""
+    messages = stage_messages(
+        "export_judge",
+        prompt=quoted_prompt(ctx),
+        rules=rules_text(ctx),
+        input=input,
+        output=output,
+        passed=words.passed,
+        failed=words.failed,
+    )
+    return [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
+
+
+def quoted_prompt(ctx: Context) -> str:
+    """The prompt as a judge reads it inside an exported template: its own template tags
+    neutralised (`{{review}}` -> `<review>`, `{%` -> `{ %`), so the platform's template
+    engine fills only the placeholders the export put there."""
+    text = _TAG.sub(lambda m: f"<{m.group(1)}>", prompt_text(ctx.prompt))
+    for tag in ("{{", "}}", "{%", "%}", "{#", "#}"):
+        text = text.replace(tag, f"{tag[0]} {tag[1]}")
+    return text
+
+
+def metric_sources(ctx: Context) -> list[MetricInfo]:
+    """The metrics the run scored with (or, before any evaluation, would score with)."""
+    if ctx.metrics:
+        return list(ctx.metrics)
+    infos = [MetricInfo(name="compliance", kind="compliance")]
+    infos += [MetricInfo(name=check_name(s), kind="check") for s in check_specs(ctx)]
+    return infos
+
+
+def check_specs(ctx: Context) -> list[Any]:
+    """Every deterministic check of the run, as written: the frontmatter's, then --check."""
+    return [*ctx.prompt.checks, *ctx.options.evaluation.checks]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A deterministic check, parsed: its base name (`contains`), whether `not-` negates
+    it, whether it ignores case, and its arguments as written."""
+
+    name: str
+    label: str
+    base: str
+    negated: bool
+    ignore_case: bool
+    args: Any
+
+
+def parsed_checks(ctx: Context) -> list[CheckSpec]:
+    """The run's checks, parsed (a check that no longer parses is left out: the run
+    itself reported it)."""
+    specs = []
+    for spec in check_specs(ctx):
+        try:
+            parse_check(spec)
+        except BadInputError:
+            continue
+        specs.append(_parsed(spec))
+    return specs
+
+
+def _parsed(spec: Any) -> CheckSpec:
+    label = check_name(spec)
+    if isinstance(spec, str):
+        key, _, raw = spec.partition("=")
+        key = key.strip()
+        args: Any = cli_value(key, raw)
+    else:
+        rest = {k: v for k, v in spec.items() if k != "name"} if len(spec) == 2 else spec
+        ((key, args),) = rest.items()
+        key = str(key)
+    negated = key.startswith("not-")
+    base = key.removeprefix("not-")
+    ignore_case = base.startswith("i") and base[1:] in CASE_FOLDABLE
+    return CheckSpec(
+        name=key,
+        label=label,
+        base=base[1:] if ignore_case else base,
+        negated=negated,
+        ignore_case=ignore_case,
+        args=args,
+    )
+
+
+def check_value(spec: CheckSpec, placeholder: Callable[[str], str]) -> Any:
+    """The check's argument with `{{name}}` written for the target (`{{expected}}` is
+    the test's reference answer)."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _TAG.sub(lambda m: placeholder(m.group(1)), node)
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        return node
+
+    return walk(spec.args)
+
+
+# -- the model's parameters -------------------------------------------------------------
+
+
+def sampling(ctx: Context) -> dict[str, Any]:
+    """The call parameters the models under test get (the prompt's, then --param), in
+    OpenAI spelling: temperature, max_tokens, seed, top_p, response_format, ..."""
+    settings = call_settings(ctx.prompt, ctx.options.evaluation)
+    params: dict[str, Any] = {}
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        params["max_tokens"] = settings.max_tokens
+    if settings.seed is not None:
+        params["seed"] = settings.seed
+    params.update({k: v for k, v in settings.params.items() if k not in ("store", "metadata")})
+    fmt = ctx.prompt.model.parameters.get("response_format") or ctx.prompt.model.response_format
+    if fmt is not None:
+        params["response_format"] = fmt
+    return params
+
+
+def provider_and_name(model: str) -> tuple[str | None, str]:
+    """`openai/gpt-4o-mini` -> ("openai", "gpt-4o-mini"); a bare name has no provider."""
+    provider, sep, name = model.partition("/")
+    return (provider, name) if sep else (None, model)
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_json(path: Path, data: Any) -> Path:
+    return write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    return write_text(path, "".join(f"{line}\n" for line in lines))
