@@ -10,19 +10,13 @@ messages, model or parameters.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from promptgen.context import Context
@@ -47,6 +41,16 @@ from promptgen.export.common import (
     sampling,
     text_value,
 )
+from promptgen.export.yaml_rt import (
+    NEW_STYLE,
+    block,
+    commented,
+    dump,
+    load_document,
+    read_bytes,
+    rt_yaml,
+    write_atomic,
+)
 from promptgen.results import Test
 
 TARGET = "github-models"
@@ -70,9 +74,6 @@ _STRING_KEYS = {
     ("starts-with", True): "startsWith",
     ("ends-with", True): "endsWith",
 }
-# Indentation styles tried on an author's file: (mapping, sequence, dash offset).
-_STYLES = ((2, 4, 2), (2, 2, 0), (4, 6, 4), (4, 4, 2), (4, 4, 0), (2, 6, 4))
-_NEW_STYLE = _STYLES[0]
 
 
 def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
@@ -83,7 +84,7 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
         if settings.in_place:
             result.notes.append("--in-place applies to a .prompt.yml prompt only: wrote a new file")
         doc = _new_document(ctx, settings, result)
-        _write_atomic(target, _dump(doc, _yaml(_NEW_STYLE)).encode("utf-8"))
+        write_atomic(target, dump(doc, rt_yaml(NEW_STYLE)).encode("utf-8"))
         result.paths.append(target)
         return result
     return _round_trip(ctx, settings, target, result)
@@ -98,7 +99,7 @@ def _new_document(ctx: Context, settings: ExportSettings, result: ExportResult) 
     origin = Path(prompt.source).name if prompt.source else "a promptgen run"
     doc.yaml_set_start_comment(f"Written by `promptgen export` from {origin}.")
     doc["name"] = prompt.name
-    doc["description"] = _block(prompt.description or "")
+    doc["description"] = block(prompt.description or "")
     doc["model"] = _model(ctx, settings, result)
     _set_sampling(ctx, doc, result)
     messages = placeholder_messages(ctx, _placeholder)
@@ -111,11 +112,11 @@ def _new_document(ctx: Context, settings: ExportSettings, result: ExportResult) 
             f"{names} are filled with each row's rendered message"
         )
     doc["messages"] = CommentedSeq(
-        CommentedMap(role=m["role"], content=_block(m["content"])) for m in messages
+        CommentedMap(role=m["role"], content=block(m["content"])) for m in messages
     )
     rows = CommentedSeq()
     for test in exported_tests(ctx):
-        _append_row(rows, _row(ctx, test, templated), test, _NEW_STYLE[2])
+        _append_row(rows, _row(ctx, test, templated), test, NEW_STYLE[2])
     doc["testData"] = rows
     _note_rows(rows, result)
     evaluators = _evaluators(ctx, result)
@@ -206,14 +207,14 @@ def _row(ctx: Context, test: Test, templated: Mapping[int, str]) -> CommentedMap
     logic needs, and `expected` when the test has a reference answer."""
     row = CommentedMap()
     for name, value in arguments(ctx, test).items():
-        row[name] = _block(value)
+        row[name] = block(value)
     if templated:
         rendered = rendered_messages(ctx, test)
         for index, key in templated.items():
-            row[key] = _block(rendered[index]["content"])
+            row[key] = block(rendered[index]["content"])
     expected = expected_output(test)
     if expected is not None and "expected" not in row:
-        row["expected"] = _block(expected)
+        row["expected"] = block(expected)
     return row
 
 
@@ -236,14 +237,18 @@ def _row_key(names: list[str], values: Mapping[str, Any]) -> tuple[str | None, .
     return tuple(text_value(values[n]) if n in values else None for n in names)
 
 
+def _list_of(doc: CommentedMap, key: str, file: str, shape: str) -> Any:
+    """The author's `key` list (a new one when absent); anything else is bad input."""
+    value = doc.get(key)
+    if value is None:
+        return CommentedSeq()
+    if not isinstance(value, list):
+        raise BadInputError(f"{key} is not a list", file=file, hint=f"make {key} {shape}")
+    return value
+
+
 def _add_rows(ctx: Context, doc: CommentedMap, indent: int, result: ExportResult, file: str) -> int:
-    rows = doc.get("testData")
-    if rows is None:
-        rows = CommentedSeq()
-    elif not isinstance(rows, list):
-        raise BadInputError(
-            "testData is not a list", file=file, hint="make testData a list of {input: value}"
-        )
+    rows = _list_of(doc, "testData", file, "a list of {input: value}")
     names = list(ctx.prompt.inputs)
     seen = {_row_key(names, r) for r in rows if isinstance(r, Mapping)}
     kept, added = len(rows), 0
@@ -317,8 +322,8 @@ def _compliance(ctx: Context, result: ExportResult) -> CommentedMap | None:
     llm = CommentedMap()
     llm["modelId"] = _judge_model(ctx, result)
     if system:
-        llm["systemPrompt"] = _block("\n\n".join(system))
-    llm["prompt"] = _block("\n\n".join(user))
+        llm["systemPrompt"] = block("\n\n".join(system))
+    llm["prompt"] = block("\n\n".join(user))
     llm["choices"] = CommentedSeq(CommentedMap(choice=c, score=s) for c, s in CHOICES)
     return CommentedMap(name=COMPLIANCE, llm=llm)
 
@@ -358,13 +363,7 @@ def _string_evaluator(spec: CheckSpec, result: ExportResult) -> CommentedMap | N
 
 
 def _add_evaluators(ctx: Context, doc: CommentedMap, result: ExportResult, file: str) -> int:
-    evaluators = doc.get("evaluators")
-    if evaluators is None:
-        evaluators = CommentedSeq()
-    elif not isinstance(evaluators, list):
-        raise BadInputError(
-            "evaluators is not a list", file=file, hint="make evaluators a list of {name, ...}"
-        )
+    evaluators = _list_of(doc, "evaluators", file, "a list of {name, ...}")
     names = {str(e.get("name")) for e in evaluators if isinstance(e, Mapping)}
     specs = [dict(e["string"]) for e in evaluators if isinstance(e, Mapping) and _has_string(e)]
     added = 0
@@ -401,10 +400,10 @@ def _round_trip(
         base = target  # a re-export adds to what the last one wrote
     dest = source if in_place and source is not None else target
     if base is None:
-        doc, style, original = _rebuilt(ctx, result), _NEW_STYLE, None
+        doc, style, original = _rebuilt(ctx, result), NEW_STYLE, None
     else:
-        original = _read(base)
-        doc, style = _load(base, original)
+        original = read_bytes(base)
+        doc, style = load_document(base, original)
     _check_model(ctx, settings, doc, result)
     changed = _add_rows(ctx, doc, style[2], result, str(base or dest))
     changed += _add_evaluators(ctx, doc, result, str(base or dest))
@@ -415,11 +414,11 @@ def _round_trip(
             return result
         data = original
     else:
-        text = _dump(doc, _yaml(style))
+        text = dump(doc, rt_yaml(style))
         if original is not None and b"\r\n" in original:
             text = text.replace("\n", "\r\n")
         data = text.encode("utf-8")
-    _write_atomic(dest, data)
+    write_atomic(dest, data)
     result.paths.append(dest)
     return result
 
@@ -438,7 +437,7 @@ def _check_model(
 
 def _rebuilt(ctx: Context, result: ExportResult) -> CommentedMap:
     """The author's file is gone: rebuild it from the frontmatter the run saved."""
-    doc = _commented(ctx.prompt.frontmatter)
+    doc = commented(ctx.prompt.frontmatter)
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
     doc.yaml_set_start_comment(
@@ -451,112 +450,5 @@ def _rebuilt(ctx: Context, result: ExportResult) -> CommentedMap:
     return doc
 
 
-def _commented(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        return CommentedMap((str(k), _commented(v)) for k, v in node.items())
-    if isinstance(node, list):
-        return CommentedSeq(_commented(v) for v in node)
-    if isinstance(node, str):
-        return _block(node)
-    return node
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as err:
-        raise BadInputError(
-            f"cannot read {path}: {err.strerror}", hint="check the file's permissions"
-        ) from err
-
-
-def _load(path: Path, data: bytes) -> tuple[CommentedMap, tuple[int, int, int]]:
-    """The file as a round-trip document, and the indentation style that writes it back
-    closest to how it was written."""
-    try:
-        text = data.decode("utf-8-sig").replace("\r\n", "\n")
-        doc = _yaml(_NEW_STYLE).load(text)
-    except (UnicodeDecodeError, YAMLError) as err:
-        raise BadInputError(
-            f"cannot read it as YAML: {str(err).splitlines()[0]}",
-            file=path,
-            hint="fix the file, or export from a run whose prompt file is valid",
-        ) from err
-    if not isinstance(doc, CommentedMap) or "messages" not in doc:
-        raise BadInputError(
-            "not a GitHub Models prompt: no 'messages' list",
-            file=path,
-            hint="remove the stale file from the export folder",
-        )
-    return doc, _style(doc, text)
-
-
-def _style(doc: CommentedMap, text: str) -> tuple[int, int, int]:
-    want = text.splitlines()
-    best, best_diff = _NEW_STYLE, None
-    for style in _STYLES:
-        got = _dump(doc, _yaml(style)).splitlines()
-        diff = sum(a != b for a, b in zip(want, got, strict=False)) + abs(len(want) - len(got))
-        if best_diff is None or diff < best_diff:
-            best, best_diff = style, diff
-        if diff == 0:
-            break
-    return best
-
-
-# -- YAML -------------------------------------------------------------------------------
-
-
-def _yaml(style: tuple[int, int, int]) -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 4096  # never re-wrap the author's lines
-    mapping, sequence, offset = style
-    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-    return yaml
-
-
-def _dump(doc: CommentedMap, yaml: YAML) -> str:
-    buffer = io.StringIO()
-    yaml.dump(doc, buffer)
-    return buffer.getvalue()
-
-
-_TRAILING_SPACE = re.compile(r"[ \t]$", re.MULTILINE)
-
-
-def _block(text: str) -> str:
-    """Multi-line text as a literal block (`|`) when that keeps it exactly."""
-    literal_safe = (
-        "\n" in text
-        and not text[:1].isspace()
-        and not _TRAILING_SPACE.search(text)
-        and all(c.isprintable() or c in "\n\t" for c in text)
-    )
-    return LiteralScalarString(text) if literal_safe else text
-
-
 def _file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "prompt"
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename over `path`."""
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as err:
-        raise BadInputError(
-            f"cannot write {path}: {err.strerror}", hint="choose a folder you can write to"
-        ) from err
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)

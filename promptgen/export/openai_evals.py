@@ -13,51 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from promptgen import __version__
-from promptgen.context import PASS_SCORE, Context
+from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.export.common import (
-    CheckSpec,
     ExportResult,
     ExportSettings,
-    arguments,
-    check_value,
-    compliance_judge,
-    expected_output,
     exported_tests,
-    input_text,
-    metric_sources,
     models_under_test,
-    parsed_checks,
     placeholder_messages,
     provider_and_name,
-    quoted_prompt,
-    rendered_messages,
-    rules_text,
     sampling,
     write_json,
     write_jsonl,
 )
-from promptgen.formats import load_prompt
+from promptgen.export.openai_graders import testing_criteria
+from promptgen.export.openai_items import Fields, item_ref, item_schema, make_item
 from promptgen.llm.config import ALIASES
-from promptgen.model import PromptUnderTest
-from promptgen.prompting import template
-from promptgen.render import render_messages
-from promptgen.results import MetricInfo, Test
+from promptgen.results import Test
 
-OUTPUT = "{{sample.output_text}}"
 FALLBACK_GRADER = "gpt-4o-mini"
-# The item fields promptgen adds beside the prompt's inputs (renamed when an input has
-# the same name: see `Fields`).
-META = ("input", "expected", "test_id", "rule_id", "scenario", "inverse", "messages")
-_META_DOC = {
-    "input": "the test's input as judges read it",
-    "expected": 'the reference answer ("" when the test has none)',
-    "test_id": "promptgen test id",
-    "rule_id": 'the rule the test targets ("" when none)',
-    "scenario": 'the scenario of the test ("" when none)',
-    "inverse": "whether the test targets an inverse rule",
-    "messages": "the prompt rendered for this test (its template has logic)",
-}
 # Call parameters a completions run takes (the SDK's SamplingParams), besides
 # max_tokens (max_completion_tokens there) and response_format.
 _SAMPLING = ("temperature", "top_p", "seed", "reasoning_effort")
@@ -137,90 +111,6 @@ def _write(ctx: Context, out: Path, settings: ExportSettings, platform: Platform
     return result
 
 
-# -- items ------------------------------------------------------------------------------
-
-
-def item_ref(key: str) -> str:
-    """`{{item.<key>}}`: a field of the item, as OpenAI's templates write it."""
-    return "{{item." + key + "}}"
-
-
-@dataclass(frozen=True)
-class Fields:
-    """The item's field names: the prompt's inputs under their own names, then promptgen's
-    fields (META), each renamed `promptgen_<name>` when an input already has that name."""
-
-    inputs: list[str]
-    keys: dict[str, str]
-
-    @classmethod
-    def of(cls, ctx: Context, tests: list[Test]) -> Fields:
-        names = [*ctx.prompt.inputs, *(n for t in tests for n in arguments(ctx, t))]
-        inputs = list(dict.fromkeys(names))
-        keys = {}
-        for meta in META:
-            key = meta
-            while key in inputs:
-                key = f"promptgen_{key}"
-            keys[meta] = key
-        return cls(inputs, keys)
-
-    def __getitem__(self, meta: str) -> str:
-        return self.keys[meta]
-
-    def ref(self, name: str) -> str:
-        """`{{item.<field>}}` for a prompt input (a check's `{{name}}`), else for one of
-        promptgen's fields (`{{expected}}`)."""
-        return item_ref(name if name in self.inputs else self.keys.get(name, name))
-
-    def meta(self, name: str) -> str:
-        """`{{item.<field>}}` for one of promptgen's fields (META)."""
-        return item_ref(self.keys[name])
-
-
-def make_item(ctx: Context, test: Test, fields: Fields, *, rendered: bool) -> dict[str, Any]:
-    item: dict[str, Any] = dict(arguments(ctx, test))
-    item[fields["input"]] = input_text(ctx, test)
-    item[fields["expected"]] = expected_output(test) or ""
-    item[fields["test_id"]] = test.id
-    item[fields["rule_id"]] = test.rule_id or ""
-    item[fields["scenario"]] = test.scenario or ""
-    item[fields["inverse"]] = bool(test.inverse)
-    if rendered:
-        item[fields["messages"]] = rendered_messages(ctx, test)
-    return item
-
-
-def item_schema(
-    ctx: Context, tests: list[Test], fields: Fields, *, rendered: bool
-) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    for name in fields.inputs:
-        spec = ctx.prompt.inputs.get(name)
-        properties[name] = {"type": "string"}
-        if spec is not None and spec.description:
-            properties[name]["description"] = spec.description
-    metas = [m for m in META if m != "messages" or rendered]
-    for meta in metas:
-        kind = "boolean" if meta == "inverse" else "string"
-        properties[fields[meta]] = {"type": kind, "description": _META_DOC[meta]}
-    if rendered:
-        message = {
-            "type": "object",
-            "properties": {"role": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["role", "content"],
-        }
-        properties[fields["messages"]]["type"] = "array"
-        properties[fields["messages"]]["items"] = message
-    given = [set(arguments(ctx, t)) for t in tests]
-    always = [n for n in fields.inputs if all(n in g for g in given)]
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": [*always, *(fields[m] for m in metas)],
-    }
-
-
 # -- the eval ---------------------------------------------------------------------------
 
 
@@ -273,198 +163,6 @@ def metadata(ctx: Context, **extra: str) -> dict[str, str]:
         **extra,
     }
     return {k[:64]: str(v)[:512] for k, v in list(values.items())[:16]}
-
-
-def testing_criteria(
-    ctx: Context, tests: list[Test], fields: Fields, grader: str, result: ExportResult
-) -> list[dict[str, Any]]:
-    checks = {c.label: c for c in parsed_checks(ctx)}
-    criteria: list[dict[str, Any]] = []
-    for info in metric_sources(ctx):
-        if info.kind == "check":
-            spec = checks.get(info.name)
-            if spec is None:
-                result.skipped.append(f"check {info.name!r}: it no longer parses")
-                continue
-            made, why = string_check(spec, fields)
-        elif info.kind == "compliance":
-            made, why = _compliance(ctx, info, fields, grader), None
-        elif info.kind == "accuracy":
-            made, why = _accuracy(ctx, info, tests, fields, grader, result)
-        elif info.kind == "custom":
-            made, why = _custom(ctx, info, fields, grader)
-        else:
-            made = None
-            why = f"metric {info.name!r}: scores groundtruth answers, not outputs; not exported"
-        if made is not None:
-            criteria.append(made)
-        if why is not None:
-            result.skipped.append(why)
-    return criteria
-
-
-def judge_values(ctx: Context, fields: Fields) -> dict[str, str]:
-    """What promptgen's judges read (promptgen/evaluation/case.py), with the item's and
-    the sample's placeholders for the values that change from test to test."""
-    return {
-        **{name: fields.ref(name) for name in fields.inputs},
-        "prompt": quoted_prompt(ctx),
-        "intent": ctx.intent or "",
-        "inputSpec": ctx.input_spec or "",
-        "rules": rules_text(ctx),
-        "input": fields.meta("input"),
-        "output": OUTPUT,
-        "groundtruth": fields.meta("expected"),
-    }
-
-
-def _messages(prompt: PromptUnderTest, values: dict[str, str]) -> list[dict[str, str]]:
-    return [
-        {"role": str(m["role"]), "content": str(m["content"])}
-        for m in render_messages(prompt, values)
-    ]
-
-
-def label_model(name: str, grader: str, messages: list[dict[str, str]]) -> dict[str, Any]:
-    return {
-        "type": "label_model",
-        "name": name,
-        "model": grader,
-        "input": messages,
-        "labels": ["ok", "err"],
-        "passing_labels": ["ok"],
-    }
-
-
-def score_model(
-    name: str, grader: str, messages: list[dict[str, str]], temperature: float | None
-) -> dict[str, Any]:
-    criterion: dict[str, Any] = {
-        "type": "score_model",
-        "name": name,
-        "model": grader,
-        "input": messages,
-        "range": [0, 100],
-        "pass_threshold": PASS_SCORE,
-    }
-    if temperature is not None:
-        criterion["sampling_params"] = {"temperature": temperature}
-    return criterion
-
-
-def _compliance(ctx: Context, info: MetricInfo, fields: Fields, grader: str) -> dict[str, Any]:
-    messages = compliance_judge(ctx, input=fields.meta("input"), output=OUTPUT)
-    return label_model(info.name, grader, messages)
-
-
-def _accuracy(
-    ctx: Context,
-    info: MetricInfo,
-    tests: list[Test],
-    fields: Fields,
-    grader: str,
-    result: ExportResult,
-) -> tuple[dict[str, Any] | None, str | None]:
-    missing = sum(expected_output(t) is None for t in tests)
-    if not tests or missing == len(tests):
-        return None, f"metric {info.name!r}: no exported test has a reference answer"
-    if missing:
-        result.notes.append(
-            f"metric {info.name!r}: {missing} of {len(tests)} items have no reference "
-            "answer; the grader compares their outputs with an empty one"
-        )
-    values = judge_values(ctx, fields)
-    builtin = {k: values[k] for k in ("prompt", "rules", "input", "output", "groundtruth")}
-    messages = _messages(template("accuracy"), {**builtin, "intent": values["intent"]})
-    return score_model(info.name, grader, messages, 0), None
-
-
-def _custom(
-    ctx: Context, info: MetricInfo, fields: Fields, grader: str
-) -> tuple[dict[str, Any] | None, str | None]:
-    if not info.source:
-        return None, f"metric {info.name!r}: an inline --custom-metric has no file to export"
-    path = metric_file(ctx, info.source)
-    if path is None:
-        return None, f"metric {info.name!r}: its file {info.source} is not found"
-    try:
-        judge = load_prompt(path)
-        if "groundtruth" in judge.tags:
-            return None, f"metric {info.name!r}: scores groundtruth answers, not outputs"
-        messages = _messages(judge, judge_values(ctx, fields))
-    except BadInputError as err:
-        return None, f"metric {info.name!r}: {err.one_line()}"
-    if not info.scorer:
-        return label_model(info.name, grader, messages), None
-    temperature = judge.model.parameters.get("temperature")
-    number = temperature if isinstance(temperature, int | float) else None
-    return score_model(info.name, grader, messages, number), None
-
-
-def metric_file(ctx: Context, source: str) -> Path | None:
-    """A custom metric's file: where the run found it, else the file of that name beside
-    the prompt (the run's folder may have moved)."""
-    candidates = [Path(source)]
-    if ctx.prompt.source:
-        candidates.append(Path(ctx.prompt.source).parent / Path(source).name)
-    return next((p for p in candidates if p.is_file()), None)
-
-
-# -- checks -----------------------------------------------------------------------------
-
-_NO_GRADER = {
-    "starts-with": "string_check has no starts-with operation",
-    "ends-with": "string_check has no ends-with operation",
-    "contains-any": "string_check compares with one value, not any of several",
-    "contains-all": "string_check compares with one value, not all of several",
-    "regex": "OpenAI Evals has no regex grader",
-    "is-json": "OpenAI Evals has no JSON validity grader",
-    "language": "OpenAI Evals has no language grader",
-    "levenshtein": (
-        "text_similarity's fuzzy_match is a 0-1 similarity, not an edit distance; "
-        "no threshold matches the check"
-    ),
-}
-
-
-def string_check(spec: CheckSpec, fields: Fields) -> tuple[dict[str, Any] | None, str | None]:
-    """A check as an OpenAI string_check, or why it cannot be one."""
-    operation = _operation(spec)
-    if isinstance(operation, Why):
-        return None, f"check {spec.label!r}: not exportable: {operation.text}"
-    value = check_value(spec, fields.ref)
-    if isinstance(value, dict) and "value" in value:
-        value = value["value"]
-    if isinstance(value, dict | list):
-        why = "compares as JSON; string_check compares text"
-        return None, f"check {spec.label!r}: not exportable: {why}"
-    criterion = {
-        "type": "string_check",
-        "name": spec.label,
-        "input": OUTPUT,
-        "reference": str(value),
-        "operation": operation,
-    }
-    return criterion, None
-
-
-@dataclass(frozen=True)
-class Why:
-    text: str
-
-
-def _operation(spec: CheckSpec) -> str | Why:
-    if spec.base == "equals":
-        return "ne" if spec.negated else "eq"
-    if spec.base == "contains" and not spec.negated:
-        return "ilike" if spec.ignore_case else "like"
-    if spec.base == "contains":
-        return Why("string_check has no 'does not contain' operation")
-    if spec.base.endswith("-count"):
-        return Why(f"OpenAI Evals has no grader that counts {spec.base[:-6]}s")
-    if spec.negated:
-        return Why("OpenAI Evals cannot negate a grader")
-    return Why(_NO_GRADER.get(spec.base, f"OpenAI Evals has no {spec.base} grader"))
 
 
 # -- runs -------------------------------------------------------------------------------
