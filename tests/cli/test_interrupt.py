@@ -22,7 +22,7 @@ SAMPLE = str(REPO / "samples" / "classify-sentiment.prompty")
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
-    return {**env, "PROMPTGEN_CACHE_DIR": str(tmp_path / "cache")}
+    return {**env, "PROMPTGEN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONFAULTHANDLER": "1"}
 
 
 def _promptgen(*args: str) -> list[str]:
@@ -44,7 +44,14 @@ def test_ctrl_c_is_one_line_and_the_run_resumes_on_the_same_server(tmp_path: Pat
             time.sleep(0.05)
         assert fake.requests, "no call was made"
         first.send_signal(signal.SIGINT)
-        stdout, stderr = first.communicate(timeout=60)
+        try:
+            stdout, stderr = first.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Still running a minute after Ctrl-C: make it say where it is stuck
+            # (PYTHONFAULTHANDLER dumps every thread's stack on SIGABRT).
+            first.send_signal(signal.SIGABRT)
+            _, stuck = first.communicate(timeout=30)
+            raise AssertionError(f"no exit 60 s after SIGINT; stacks:\n{stuck[-6000:]}") from None
         fake.latency = 0.0
         assert first.returncode == 130, stderr
         assert "Traceback" not in stderr and stdout == ""
