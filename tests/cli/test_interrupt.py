@@ -25,6 +25,13 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {**env, "PROMPTGEN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONFAULTHANDLER": "1"}
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """A command started in the background of a non-interactive shell (`cmd &` in a
+    script, as CI harnesses do) inherits SIGINT *ignored*, and Python then installs no
+    KeyboardInterrupt handler: the child would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _promptgen(*args: str) -> list[str]:
     return [sys.executable, "-m", "promptgen", *args]
 
@@ -36,7 +43,7 @@ def test_ctrl_c_is_one_line_and_the_run_resumes_on_the_same_server(tmp_path: Pat
         first = subprocess.Popen(
             _promptgen(SAMPLE, "--effort", "min", "--api-base", fake.url, "--models", "m1",
                        "--out", str(out)),
-            cwd=REPO, env=_env(tmp_path), text=True,
+            cwd=REPO, env=_env(tmp_path), text=True, preexec_fn=_sigint_as_at_a_terminal,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         deadline = time.monotonic() + 60
