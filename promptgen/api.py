@@ -33,6 +33,7 @@ from promptgen.config import (
 from promptgen.context import Context, load_context, save_context
 from promptgen.errors import BadInputError, ContextError
 from promptgen.formats import load_prompt
+from promptgen.formats.detect import CONTEXT, json_kind
 from promptgen.formats.tests_file import load_tests_file
 from promptgen.llm import LLM, GatewaySettings, load_settings
 from promptgen.model import PromptUnderTest
@@ -158,7 +159,8 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
     if isinstance(source, PromptUnderTest):
         return Context.new(source), out or DEFAULT_OUT / slug(source.name), []
     path = Path(source)
-    if path.suffix == ".json":
+    fmt = options.run.format
+    if path.suffix.lower() == ".json" and fmt is None and json_kind(path) == CONTEXT:
         if fresh:
             raise ContextError(
                 "--fresh starts over from a prompt file, not from a saved context",
@@ -166,7 +168,7 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
                 hint="pass the prompt file instead",
             )
         return load_context(path), out or path.parent, [f"resuming the run saved in {path}"]
-    prompt = load_prompt(path)
+    prompt = load_prompt(path, fmt)
     folder = out or DEFAULT_OUT / slug(prompt.name)
     ctx = Context.new(prompt)
     existing = folder / CONTEXT_FILE

@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
+from promptgen.kinds import PromptFormat, TemplateEngine
 from promptgen.secrets import redact, register_mapping
 
 Role = Literal["system", "user", "assistant", "developer", "function", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "developer", "function", "tool")
-TemplateEngine = Literal["jinja2", "mustache"]
-PromptFormat = Literal["prompty", "markdown", "text", "prompt.yml"]
 
 
 class _Model(BaseModel):

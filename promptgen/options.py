@@ -22,6 +22,7 @@ from annotated_types import Ge, Le
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
+from promptgen.kinds import PromptFormat
 from promptgen.secrets import is_secret_key
 
 Effort = Literal["min", "low", "medium", "high"]
@@ -341,6 +342,15 @@ class Run(_Group):
             "Evaluate the tests in this file (tests.json, tests.filtered.json).",
             GEN,
             flag="--tests",
+            persist=False,
+        ),
+    ] = None
+    format: Annotated[
+        PromptFormat | None,
+        Opt(
+            "Read FILE as this format, not the detected one: prompty, prompt.yml, markdown, "
+            "text, lve, lve-prompt, promptarchitect or verdict.",
+            GEN,
             persist=False,
         ),
     ] = None

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from promptgen import mustache
+from promptgen import mustache, pyformat
 from promptgen.bounds import (
     MAX_EXPRESSION_NESTING,
     MAX_TEMPLATE_ITEMS,
@@ -122,6 +122,9 @@ _OTHER_FILES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
 def check_syntax(source: str, engine: str = "jinja2") -> None:
     """Raise RenderError for a template that cannot compile (line relative to `source`)."""
     try:
+        if engine in ("format", "verdict"):
+            _engine(engine).check(source)
+            return
         if engine == "mustache":
             mustache.parse(source)
             return
@@ -146,6 +149,8 @@ def check_syntax(source: str, engine: str = "jinja2") -> None:
 
 def template_variables(source: str, engine: str = "jinja2") -> list[str]:
     """Names a template reads from its inputs, in order of first use."""
+    if engine in ("format", "verdict"):
+        return _engine(engine).variables(source)
     if engine == "mustache":
         return mustache.variables(source)
     ast = _parse(source)
@@ -175,6 +180,8 @@ def render_template(
 
     token = BUDGET.set(Budget())
     try:
+        if engine in ("format", "verdict"):
+            return _engine(engine).render(source, values, strict=strict)
         if engine == "mustache":
             return mustache.render(source, values, strict=strict)
         return _compile(source, strict).render(**values)
@@ -188,7 +195,7 @@ def render_template(
         raise TemplateSecurityError(
             f"unsafe template: {printable(err)}", file=file, line=where(getattr(err, "line", None))
         ) from err
-    except mustache.MustacheMissing as err:
+    except (mustache.MustacheMissing, pyformat.MissingInput) as err:
         raise _missing(err.name, file, where(err.line)) from err
     except jinja2.UndefinedError as err:
         name = _undefined_name(str(err))
@@ -215,6 +222,15 @@ def render_template(
         raise RenderError(f"template failed: {printable(err)}", file=file, line=line) from err
     finally:
         BUDGET.reset(token)
+
+
+def _engine(name: str) -> Any:
+    """The module of a non-Jinja engine: `check`, `variables` and `render`."""
+    if name == "verdict":
+        from promptgen import verdict_template
+
+        return verdict_template
+    return pyformat
 
 
 def _undefined_name(text: str) -> str | None:

@@ -17,9 +17,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 # Layer of each module, by its dotted name under `promptgen` (a package covers its
 # modules); listed bottom to top.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "options", "results"),
+    ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
+     "results"),
     ("model", "context"),
-    ("formats", "sandbox", "render", "mustache"),
+    ("formats", "sandbox", "render", "mustache", "pyformat", "restricted", "verdict_template"),
     ("prompting",),
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages"),

@@ -6,11 +6,12 @@ from pathlib import Path
 
 from promptgen.bounds import MAX_PROMPT_BYTES
 from promptgen.errors import PromptFormatError
-from promptgen.formats import github_models, prompty
+from promptgen.formats.detect import CONTEXT, FORMATS, detect, loader
 from promptgen.jsonio import read_limited
 from promptgen.model import PromptUnderTest
 
-SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt")
+SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt", ".prompt")
+__all__ = ["FORMATS", "SUFFIXES", "detect", "load_prompt", "read_text"]
 
 
 def read_text(path: Path) -> str:
@@ -38,18 +39,20 @@ def read_text(path: Path) -> str:
         ) from err
 
 
-def load_prompt(path: str | Path) -> PromptUnderTest:
-    """Load any supported prompt file into a PromptUnderTest."""
+def load_prompt(path: str | Path, format: str | None = None) -> PromptUnderTest:
+    """Load any supported prompt file into a PromptUnderTest; `format` (a FORMATS name)
+    skips detection."""
     path = Path(path)
-    name = path.name.lower()
     text = read_text(path)
-    if name.endswith((".prompt.yml", ".prompt.yaml")):
-        return github_models.load(path, text)
-    if name.endswith(".prompty"):
-        return prompty.load(path, text, "prompty")
-    if name.endswith(".md"):
-        return prompty.load(path, text, "markdown")
-    if name.endswith((".yml", ".yaml")):
-        # A bare .yml is only accepted when it is shaped like a GitHub Models prompt.
-        return github_models.load(path, text)
-    return prompty.load(path, text, "text")
+    fmt = format or detect(path, text)
+    if fmt == CONTEXT:
+        raise PromptFormatError(
+            "is a saved promptgen context, not a prompt file",
+            file=path,
+            hint="run `promptgen CONTEXT.json` to resume it, or pass the prompt file",
+        )
+    if fmt not in FORMATS:
+        raise PromptFormatError(
+            f"unknown format {fmt!r}", file=path, hint=f"use one of: {', '.join(FORMATS)}"
+        )
+    return loader(fmt)(path, text)

@@ -1,0 +1,169 @@
+"""Which format a file is in, from its name and its content; never a silent guess.
+
+A suffix that belongs to one format decides (`.prompty`, `.prompt.yml`,
+`.verdict.md`); a shared suffix (`.prompt`, `.json`, `.md`, `.txt`) is decided by
+content. A file whose content fits two formats, or a JSON file that is neither a
+saved context nor an LVE test, is an error naming the formats considered; `--format`
+settles it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from promptgen.errors import BadInputError, PromptFormatError
+from promptgen.jsonio import read_json
+from promptgen.model import PromptUnderTest
+
+# name -> one line for `--format` help, `promptgen inspect` and docs/formats.md
+FORMATS: dict[str, str] = {
+    "prompty": "Prompty (.prompty, v1 and v2, PromptPex extensions)",
+    "prompt.yml": "GitHub Models prompt (.prompt.yml / .prompt.yaml)",
+    "markdown": "Markdown prompt (.md, optional frontmatter, role markers)",
+    "text": "plain text prompt (.txt): one user message",
+    "lve": "LVE test.json (prompt, prompt_file or multi_run_prompt, checker_args)",
+    "lve-prompt": "LVE .prompt file (JSONL messages or plain text)",
+    "promptarchitect": "Promptarchitect .prompt (Markdown + frontmatter with tests)",
+    "verdict": "Verdict-style judge template (@system / @user sections, {source.x})",
+}
+CONTEXT = "context"
+
+_ROLE_MARKER = re.compile(
+    r"(?im)^\s*#?\s*(system|user|assistant|developer|function|tools?)(\[[^\]\n]*\])?\s*:\s*$"
+)
+_SECTION = re.compile(r"(?m)^\s*@(system|user|no_format)\b")
+_PA_KEYS = re.compile(
+    r"(?m)^(provider|test_path|system_role|output_format|prompt_version|date_created)\s*:"
+)
+_PA_TEST = re.compile(r"(?m)^tests\s*:\s*$(?:\n(?:[ \t]+.*|\s*))*?\n[ \t]+type\s*:")
+
+
+def _frontmatter(text: str) -> str | None:
+    """The text of a leading `---` block, or None."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return "\n".join(lines[1:i])
+    return None
+
+
+def _is_lve_jsonl(text: str) -> bool:
+    stripped = text.strip()
+    if stripped == "<please fill in>":
+        return True
+    lines = [ln for ln in stripped.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(value, dict) or not ({"content", "role"} & value.keys()):
+            return False
+    return True
+
+
+def _is_promptarchitect(front: str | None) -> bool:
+    return front is not None and bool(_PA_KEYS.search(front) or _PA_TEST.search(front))
+
+
+def json_kind(path: Path, text: str | None = None) -> str:
+    """ "context" or "lve" for a .json file; JSON of any other shape is an error.
+
+    JSON that cannot be read at all counts as a context, so the context reader reports
+    what is wrong with it."""
+    try:
+        value = json.loads(text) if text is not None else read_json(path, "file", "")
+    except (ValueError, RecursionError, BadInputError):
+        return CONTEXT
+    if isinstance(value, dict):
+        if "checker_args" in value or {"prompt_file", "multi_run_prompt"} & set(value):
+            return "lve"
+        if {"stages", "prompt", "version"} & set(value):
+            return CONTEXT
+    raise PromptFormatError(
+        "is neither a promptgen context nor an LVE test (formats considered: context.json, "
+        "LVE test.json)",
+        file=path,
+        hint="pass a prompt file, a context.json from a run, or an LVE test.json",
+    )
+
+
+def candidates(path: Path, text: str) -> list[str]:
+    """Every format the content of `path` fits (before the name decides)."""
+    name = path.name.lower()
+    front = _frontmatter(text)
+    body = text if front is None else text.split("---", 2)[-1]
+    found: list[str] = []
+    if name.endswith(".prompt"):
+        if _is_lve_jsonl(text):
+            return ["lve-prompt"]
+        if _is_promptarchitect(front):
+            found.append("promptarchitect")
+        if _SECTION.search(body):
+            found.append("verdict")
+        return found or ["lve-prompt"]  # LVE reads any other text as one user message
+    if _is_promptarchitect(front):
+        found.append("promptarchitect")
+    if _SECTION.search(body):
+        found.append("verdict")
+    if _ROLE_MARKER.search(body) and "verdict" in found:
+        found.append("markdown" if name.endswith(".md") else "text")
+    return found
+
+
+def detect(path: Path, text: str) -> str:
+    """The format of `path` (raises PromptFormatError when the content is ambiguous)."""
+    name = path.name.lower()
+    if name.endswith((".prompt.yml", ".prompt.yaml")):
+        return "prompt.yml"
+    if name.endswith(".prompty"):
+        return "prompty"
+    if name.endswith((".verdict.md", ".verdict.txt")):
+        return "verdict"
+    if name.endswith(".json"):
+        return json_kind(path, text)
+    if name.endswith((".yml", ".yaml")):
+        return "prompt.yml"  # accepted only when shaped like a GitHub Models prompt
+    found = candidates(path, text)
+    if len(found) > 1:
+        shown = " and ".join(f"{f} ({FORMATS[f].split(' (')[0]})" for f in found)
+        raise PromptFormatError(
+            f"could be {shown}: its shape fits more than one format",
+            file=path,
+            hint=f"pass --format {found[0]} or --format {found[1]}",
+        )
+    if found:
+        return found[0]
+    return "markdown" if name.endswith(".md") else "text"
+
+
+def loader(fmt: str) -> Callable[[Path, str], PromptUnderTest]:
+    """The loader of format `fmt`."""
+    if fmt in ("prompty", "markdown", "text"):
+        from promptgen.formats import prompty
+
+        return lambda path, text: prompty.load(path, text, fmt)
+    if fmt == "prompt.yml":
+        from promptgen.formats import github_models
+
+        return github_models.load
+    if fmt in ("lve", "lve-prompt"):
+        from promptgen.formats import lve
+
+        return lve.load if fmt == "lve" else lve.load_prompt_file
+    if fmt == "promptarchitect":
+        from promptgen.formats import promptarchitect
+
+        return promptarchitect.load
+    if fmt == "verdict":
+        from promptgen.formats import verdict
+
+        return verdict.load
+    raise PromptFormatError(f"unknown format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")

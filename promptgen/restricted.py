@@ -1,0 +1,411 @@
+"""The restricted evaluator for the Python expressions that untrusted files carry.
+
+LVE checkers are `lambda` source (`"lambda r, a, b: int(r) == int(a) + int(b)"`) and
+Verdict templates evaluate `{...}` placeholders as Python expressions. Neither may ever
+reach `eval`: they are parsed with `ast` and walked by `simpleeval`, with
+
+- an allow-list of functions (no `open`, `getattr`, `type`, `__import__` ...) and of
+  attributes per type (string methods yes, `format`/`format_map` and anything starting
+  with `_` never);
+- a `re` namespace backed by the `regex` package, each search bounded in time;
+- bounds on what one expression may build: source length and nesting, `range` length,
+  comprehension steps, string length, integer size (a huge `**` or `*` is refused
+  before it is computed), and a time budget checked at every node.
+
+A refused expression raises `ExpressionRefused` (exit 2, a one-line reason); one that
+is allowed but fails on its data (`int("abc")`) raises `ExpressionFailed`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import regex
+import simpleeval
+
+from promptgen.bounds import REGEX_TIMEOUT_SECONDS
+from promptgen.errors import BadInputError
+
+MAX_SOURCE_CHARS = 10_000
+MAX_AST_DEPTH = 100
+MAX_RANGE = 100_000
+MAX_INT_BITS = 100_000
+MAX_STRING = 1_000_000
+SECONDS = 1.0
+
+
+class ExpressionRefused(BadInputError):
+    """The expression uses something the evaluator does not allow, or goes past a bound."""
+
+
+class ExpressionFailed(Exception):
+    """An allowed expression raised on its data (the message says what)."""
+
+
+class _AnyPublicName:
+    """Attribute allow-list entry for records: every name not starting with `_`."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and not name.startswith("_")
+
+
+class Record(Mapping[str, Any]):
+    """A mapping whose keys read as attributes too (`source.reply`, `previous.score`),
+    the way Verdict's schemas read."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None, **more: Any) -> None:
+        self._data = {**(data or {}), **more}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Record({self._data!r})"
+
+
+def _bounded_regex(name: str) -> Callable[..., Any]:
+    def call(pattern: str, text: str, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(pattern, str) or not isinstance(text, str):
+            raise ExpressionFailed(f"re.{name} needs a pattern and a text")
+        try:
+            return getattr(regex, name)(
+                pattern, text, *args, timeout=REGEX_TIMEOUT_SECONDS, **kwargs
+            )
+        except TimeoutError:
+            raise ExpressionRefused(
+                f"re.{name}(/{pattern[:60]}/) ran past {REGEX_TIMEOUT_SECONDS:g} s"
+            ) from None
+        except regex.error as err:
+            raise ExpressionFailed(f"re.{name}: bad pattern {pattern[:60]!r}: {err}") from None
+
+    call.__name__ = name
+    return call
+
+
+class _ReModule:
+    """What an expression may use of `re` (Python `re` syntax, through `regex`)."""
+
+    NAMES: ClassVar[tuple[str, ...]] = ("match", "search", "fullmatch", "findall", "split", "sub")
+    FLAGS: ClassVar[dict[str, int]] = {
+        "I": regex.I,
+        "IGNORECASE": regex.I,
+        "M": regex.M,
+        "MULTILINE": regex.M,
+        "S": regex.S,
+        "DOTALL": regex.S,
+        "A": regex.A,
+        "ASCII": regex.A,
+    }
+
+    def __init__(self) -> None:
+        for name in self.NAMES:
+            setattr(self, name, _bounded_regex(name))
+        for flag, value in self.FLAGS.items():
+            setattr(self, flag, int(value))
+
+
+RE = _ReModule()
+_MATCH_ATTRS = {"group", "groups", "groupdict", "start", "end", "span", "string"}
+
+
+def _range(*args: int) -> range:
+    values = range(*args)
+    if len(values) > MAX_RANGE:
+        raise ExpressionRefused(f"range of {len(values):,} items (at most {MAX_RANGE:,})")
+    return values
+
+
+def _allowed_attrs() -> dict[Any, Any]:
+    allowed: dict[Any, Any] = {
+        kind: set(names) - {"format", "format_map", "encode", "maketrans", "translate"}
+        for kind, names in simpleeval.BASIC_ALLOWED_ATTRS.items()
+    }
+    allowed[Record] = _AnyPublicName()
+    allowed[_ReModule] = {*_ReModule.NAMES, *_ReModule.FLAGS}
+    allowed[type(regex.match("", ""))] = _MATCH_ATTRS
+    return allowed
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "round": round,
+    "sorted": sorted,
+    "reversed": lambda xs: list(reversed(xs)),
+    "all": all,
+    "any": any,
+    "list": list,
+    "tuple": tuple,
+    "dict": dict,
+    "set": set,
+    "enumerate": lambda xs, start=0: list(enumerate(xs, start)),
+    "zip": lambda *xs: list(zip(*xs, strict=False)),
+    "range": _range,
+}
+
+
+def _int_bits(value: Any) -> int:
+    return abs(value).bit_length() if isinstance(value, int) else 0
+
+
+def _power(a: Any, b: Any) -> Any:
+    whole = isinstance(a, int) and isinstance(b, int)
+    if whole and b > 0 and abs(a) > 1 and b * math.log2(abs(a)) > MAX_INT_BITS:
+        raise ExpressionRefused(f"{a} ** {b} is too large (over {MAX_INT_BITS:,} bits)")
+    if (isinstance(a, float) or isinstance(b, float)) and abs(b) > 10_000:
+        raise ExpressionRefused(f"exponent {b} is too large")
+    return operator.pow(a, b)
+
+
+def _multiply(a: Any, b: Any) -> Any:
+    if _int_bits(a) + _int_bits(b) > MAX_INT_BITS:
+        raise ExpressionRefused(f"a product over {MAX_INT_BITS:,} bits")
+    for seq, n in ((a, b), (b, a)):
+        sized = isinstance(seq, (str, list, tuple)) and isinstance(n, int)
+        if sized and len(seq) * n > MAX_STRING:
+            raise ExpressionRefused(f"a sequence of {len(seq) * n:,} items")
+    return operator.mul(a, b)
+
+
+def _shift(a: Any, b: Any) -> Any:
+    if isinstance(b, int) and b > MAX_INT_BITS:
+        raise ExpressionRefused(f"a shift by {b} bits")
+    return operator.lshift(a, b)
+
+
+def _add(a: Any, b: Any) -> Any:
+    joined = isinstance(a, (str, list, tuple)) and isinstance(b, type(a))
+    if joined and len(a) + len(b) > MAX_STRING:
+        raise ExpressionRefused(f"a sequence of {len(a) + len(b):,} items")
+    return operator.add(a, b)
+
+
+OPERATORS = {
+    **simpleeval.DEFAULT_OPERATORS,
+    ast.Pow: _power,
+    ast.Mult: _multiply,
+    ast.LShift: _shift,
+    ast.Add: _add,
+}
+
+
+class _Evaluator(simpleeval.EvalWithCompoundTypes):
+    def __init__(self, names: Mapping[str, Any], seconds: float) -> None:
+        super().__init__(
+            operators=OPERATORS,
+            functions=dict(FUNCTIONS),
+            names={"re": RE, "True": True, "False": False, "None": None, **names},
+            allowed_attrs=_allowed_attrs(),
+        )
+        self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def _eval(self, node: ast.AST) -> Any:
+        if time.monotonic() > self.deadline:
+            raise ExpressionRefused(f"the expression ran past its {self.seconds:g} s budget")
+        return super()._eval(node)
+
+
+def parse(source: str, mode: str = "eval") -> ast.Expression:
+    """`source` parsed as one expression, refused when too long or too deep."""
+    if not isinstance(source, str):
+        raise ExpressionRefused(f"an expression must be text, not {type(source).__name__}")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise ExpressionRefused(
+            f"expression of {len(source):,} characters (at most {MAX_SOURCE_CHARS:,})"
+        )
+    try:
+        tree = ast.parse(source.strip(), mode=mode)
+    except SyntaxError as err:
+        raise ExpressionRefused(f"not a Python expression: {err.msg}: {source[:80]!r}") from None
+    except (RecursionError, MemoryError, ValueError) as err:
+        raise ExpressionRefused(f"expression too deeply nested ({type(err).__name__})") from None
+    depth = _depth(tree)
+    if depth > MAX_AST_DEPTH:
+        raise ExpressionRefused(f"expression nested {depth} levels deep (at most {MAX_AST_DEPTH})")
+    assert isinstance(tree, ast.Expression)
+    return tree
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_AST_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _run(tree: ast.AST, source: str, names: Mapping[str, Any], seconds: float) -> Any:
+    if any(isinstance(n, ast.Lambda) for n in ast.walk(tree)):
+        raise ExpressionRefused("a lambda inside an expression is not allowed")
+    evaluator = _Evaluator(names, seconds)
+    evaluator.expr = source
+    try:
+        return evaluator._eval(tree)
+    except ExpressionRefused:
+        raise
+    except simpleeval.InvalidExpression as err:
+        raise ExpressionRefused(f"{_plain(err)}: {source[:80]!r}") from None
+    except RecursionError:
+        raise ExpressionRefused("the expression recursed too deeply") from None
+    except (MemoryError, OverflowError) as err:
+        raise ExpressionRefused(f"the expression is too large ({type(err).__name__})") from None
+    except ExpressionFailed:
+        raise
+    except Exception as err:  # the expression's own failure on its data
+        raise ExpressionFailed(f"{type(err).__name__}: {err}"[:300]) from None
+
+
+def _plain(err: simpleeval.InvalidExpression) -> str:
+    """simpleeval's message, in promptgen's words where it has one of its own."""
+    if isinstance(err, simpleeval.FunctionNotDefined):
+        return f"function {err.func_name!r} is not allowed"
+    if isinstance(err, simpleeval.NameNotDefined):
+        return f"name {err.name!r} is not defined"
+    message = str(err).removeprefix("Sorry, ")
+    dunder = regex.search(r"\((_\w*)\)$", message)
+    if dunder:
+        return f"names starting with _ are not allowed ({dunder.group(1)})"
+    return message[0].lower() + message[1:] if message else type(err).__name__
+
+
+def evaluate(
+    source: str, names: Mapping[str, Any] | None = None, *, seconds: float = SECONDS
+) -> Any:
+    """The value of the expression `source` over `names`."""
+    tree = parse(source)
+    return _run(tree.body, source, names or {}, seconds)
+
+
+@dataclass(frozen=True)
+class RestrictedLambda:
+    """A `lambda` written as text, callable like a function; its body runs restricted."""
+
+    source: str
+    params: tuple[str, ...]
+    defaults: tuple[Any, ...]
+    keywords: str | None
+    body: ast.AST
+    seconds: float = SECONDS
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(self.params):
+            raise ExpressionFailed(
+                f"the lambda takes {len(self.params)} argument(s), {len(args)} given"
+            )
+        bound: dict[str, Any] = dict(zip(self.params, args, strict=False))
+        extra: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if key in bound:
+                raise ExpressionFailed(f"the lambda got {key!r} twice")
+            if key in self.params:
+                bound[key] = value
+            elif self.keywords is not None:
+                extra[key] = value
+            else:
+                raise ExpressionFailed(f"the lambda has no parameter {key!r}")
+        first_default = len(self.params) - len(self.defaults)
+        for i, name in enumerate(self.params):
+            if name not in bound:
+                if i < first_default:
+                    raise ExpressionFailed(f"the lambda's parameter {name!r} got no value")
+                bound[name] = self.defaults[i - first_default]
+        if self.keywords is not None:
+            bound[self.keywords] = extra
+        return _run(self.body, self.source, bound, self.seconds)
+
+
+def compile_lambda(source: str, *, seconds: float = SECONDS) -> RestrictedLambda:
+    """`"lambda r, a, b: ..."` as a callable; refused unless it is exactly one lambda
+    with plain parameters (defaults and `**kwargs` allowed)."""
+    tree = parse(source)
+    node = tree.body
+    if not isinstance(node, ast.Lambda):
+        raise ExpressionRefused(f"expected a lambda, got {source[:80]!r}")
+    spec = node.args
+    if spec.vararg or spec.kwonlyargs or spec.posonlyargs:
+        raise ExpressionRefused("the lambda may only have plain parameters and **kwargs")
+    defaults = tuple(_run(d, source, {}, seconds) for d in spec.defaults)
+    return RestrictedLambda(
+        source=source,
+        params=tuple(a.arg for a in spec.args),
+        defaults=defaults,
+        keywords=spec.kwarg.arg if spec.kwarg else None,
+        body=node.body,
+        seconds=seconds,
+    )
+
+
+def names_used(source: str) -> list[str]:
+    """The free names an expression reads, in first-use order (for input detection)."""
+    tree = parse(source)
+    bound = {
+        n.id
+        for comp in ast.walk(tree)
+        if isinstance(comp, ast.comprehension)
+        for n in ast.walk(comp.target)
+        if isinstance(n, ast.Name)
+    }
+    seen: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in bound and node.id not in seen:
+            seen.append(node.id)
+    return seen
+
+
+def attribute_paths(source: str, root: str) -> list[str]:
+    """The attribute names read directly off `root` (`source.reply` gives "reply")."""
+    found: list[str] = []
+    for node in ast.walk(parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == root
+            and node.attr not in found
+        ):
+            found.append(node.attr)
+    return found
+
+
+__all__: Iterable[str] = (
+    "ExpressionFailed",
+    "ExpressionRefused",
+    "Record",
+    "RestrictedLambda",
+    "attribute_paths",
+    "compile_lambda",
+    "evaluate",
+    "names_used",
+)
