@@ -22,7 +22,7 @@ from promptgen import __version__, cli_export, cli_llm, cli_run
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.evaluation import check_metrics
-from promptgen.formats import load_prompt
+from promptgen.formats import FORMATS, load_prompt
 from promptgen.inspect_view import inspect_data, print_inspect
 from promptgen.options import Options
 from promptgen.progress import pipe_closed, print_warnings, silence_stdout
@@ -66,11 +66,22 @@ def _root(
 
 @app.command()
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .prompty, .prompt.yml, .md or .txt file.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A prompt file: .prompty, .prompt.yml, .md, .txt, LVE test.json or .prompt, "
+            "Promptarchitect .prompt, Verdict template."
+        ),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help=f"Read FILE as this format: {', '.join(FORMATS)}."),
+    ] = None,
 ) -> None:
-    """Show how promptgen reads a prompt file: messages, inputs, scenarios, samples, rendering."""
-    prompt = load_prompt(file)
+    """Show how promptgen reads a prompt file: its detected format, messages, inputs,
+    scenarios, samples, rendering."""
+    prompt = load_prompt(file, format)
     check_metrics(prompt, Options())  # a bad check is reported with its line
     print_warnings(prompt.warnings)
     data = inspect_data(prompt)

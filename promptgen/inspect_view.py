@@ -12,6 +12,7 @@ from rich.table import Table
 
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.evaluation import check_name
+from promptgen.formats.detect import FORMATS
 from promptgen.formats.github_models import evaluator_kind
 from promptgen.model import PromptUnderTest
 from promptgen.render import render_messages
@@ -51,6 +52,8 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
     except RenderError as err:  # e.g. a placeholder where the template wants an object
         rendered, render_error = [], err.one_line()
     return {
+        "format": prompt.format,
+        "format_description": FORMATS.get(prompt.format, ""),
         "prompt": prompt.model_dump(mode="json", exclude={"frontmatter"}),
         "inputs_declared": [i.name for i in prompt.declared_inputs],
         "inputs_detected": [i.name for i in prompt.detected_inputs],
@@ -145,7 +148,8 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     header.add_row("name", escape(prompt.name))
     if prompt.description:
         header.add_row("description", escape(_short(prompt.description, 100)))
-    header.add_row("file", f"{escape(prompt.source or '')} ({prompt.format})")
+    header.add_row("file", escape(prompt.source or ""))
+    header.add_row("format", escape(f"{prompt.format}: {FORMATS.get(prompt.format, '')}"))
     header.add_row("model", escape(f"{m.id or '(not set)'}  {_short(m.parameters or '', 80)}"))
     header.add_row("template", prompt.template_engine)
     if prompt.tags:

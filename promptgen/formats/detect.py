@@ -135,7 +135,7 @@ def detect(path: Path, text: str) -> str:
     if len(found) > 1:
         shown = " and ".join(f"{f} ({FORMATS[f].split(' (')[0]})" for f in found)
         raise PromptFormatError(
-            f"could be {shown}: its shape fits more than one format",
+            f"fits more than one format: {shown}",
             file=path,
             hint=f"pass --format {found[0]} or --format {found[1]}",
         )
