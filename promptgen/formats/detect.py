@@ -118,6 +118,44 @@ def candidates(path: Path, text: str) -> list[str]:
     return found
 
 
+# Files of these kinds are not prompts: reading one as a text prompt would be a silent
+# misread, so they need --format.
+_NOT_PROMPTS = {
+    ".py": "Python",
+    ".js": "JavaScript",
+    ".ts": "TypeScript",
+    ".jsonl": "JSON lines",
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".xml": "XML",
+    ".toml": "TOML",
+    ".ini": "INI",
+    ".ipynb": "Jupyter notebook",
+    ".sh": "shell script",
+}
+
+
+def _refuse(path: Path, kind: str) -> PromptFormatError:
+    return PromptFormatError(
+        f"is {kind}, not a prompt file (formats read: {', '.join(FORMATS)})",
+        file=path,
+        hint="pass a prompt file, or --format text to read it as a plain text prompt",
+    )
+
+
+def _is_json_document(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return False
+    try:
+        json.loads(stripped)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def detect(path: Path, text: str) -> str:
     """The format of `path` (raises PromptFormatError when the content is ambiguous)."""
     name = path.name.lower()
@@ -131,6 +169,13 @@ def detect(path: Path, text: str) -> str:
         return json_kind(path, text)
     if name.endswith((".yml", ".yaml")):
         return "prompt.yml"  # accepted only when shaped like a GitHub Models prompt
+    suffix = path.suffix.lower()
+    if suffix in _NOT_PROMPTS:
+        if suffix == ".jsonl" and _is_lve_jsonl(text):
+            return "lve-prompt"
+        raise _refuse(path, f"a {_NOT_PROMPTS[suffix]} file")
+    if not name.endswith(".prompt") and _is_json_document(text):
+        raise _refuse(path, "a JSON document")
     found = candidates(path, text)
     if len(found) > 1:
         shown = " and ".join(f"{f} ({FORMATS[f].split(' (')[0]})" for f in found)

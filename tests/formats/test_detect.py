@@ -92,6 +92,26 @@ def test_json_of_neither_shape_names_context_and_lve(tmp_path: Path) -> None:
     assert json_kind(_write(tmp_path, "broken.json", '{"version": ')) == CONTEXT
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "kind"),
+    [
+        ("script.py", "PROMPT = 'Summarise {text}'\n", "a Python file"),
+        ("rows.csv", "a,b\n1,2\n", "a CSV file"),
+        ("instances.jsonl", '{"args": {"a": 1}, "response": "2", "passed": true}\n', "JSON lines"),
+        ("messages.txt", '[{"role": "user", "content": "Hi"}]', "a JSON document"),
+    ],
+)
+def test_files_that_are_not_prompts_are_refused_not_read_as_text(
+    tmp_path: Path, name: str, text: str, kind: str
+) -> None:
+    path = _write(tmp_path, name, text)
+    with pytest.raises(PromptFormatError) as err:
+        load_prompt(path)
+    line = err.value.one_line()
+    assert kind in line and "--format text" in line
+    assert load_prompt(path, "text").messages[0].content.strip() == text.strip()
+
+
 def test_an_unknown_forced_format_is_refused(tmp_path: Path) -> None:
     path = _write(tmp_path, "p.txt", "Hello")
     with pytest.raises(PromptFormatError) as err:
