@@ -307,6 +307,14 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDoc:
                 first_mark = event.start_mark
             elif kind is events.StreamEndEvent:
                 break
+    except yaml.scanner.ScannerError as err:
+        # libyaml 0.2.6 (PyYAML 6.0.4 wheels) stops deep nesting itself, at 1,000 levels:
+        # the same limit as ours, said our way.
+        if "maximum nesting depth" not in str(err.problem):
+            raise
+        raise _error(
+            f"lists and mappings nested more than {MAX_NESTING} levels deep", err.problem_mark
+        ) from None
     finally:
         loader.dispose()
     builder.doc.data = None if builder.root is _MISSING else builder.root
