@@ -13,6 +13,7 @@ from pathlib import Path
 from promptgen.errors import BadInputError
 from promptgen.evaluation.judges import TemplateJudge
 from promptgen.evaluation.protocol import Metric
+from promptgen.evaluation.verdict_judge import is_judge_file
 from promptgen.formats import SUFFIXES, load_prompt
 from promptgen.formats.body import parse_messages
 from promptgen.formats.common import strip_suffix
@@ -55,7 +56,8 @@ def custom_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:
     paths: list[Path] = []
     if prompt.source and Path(prompt.source).is_file():
         paths += discover(Path(prompt.source))
-    given = [_given_file(file) for file in options.evaluation.metric_files]
+    files = options.evaluation.metric_files
+    given = [_given_file(file) for file in files if not is_judge_file(file)]  # verdict_judge.py
     metrics: list[Metric] = []
     for path in dict.fromkeys(p.resolve() for p in [*paths, *given]):
         try:
