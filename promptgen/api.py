@@ -40,6 +40,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.selection import sample_tests
 
 DEFAULT_OUT = Path("promptgen-out")
 CONTEXT_FILE = "context.json"
@@ -102,6 +103,8 @@ def prepare(
     given = explicit(options)
     if options.run.tests_file is not None:
         given["test_ids"] = add_tests(ctx, options.run.tests_file, notes)
+    elif options.run.samples_only:
+        given["test_ids"] = add_samples(ctx, notes)
     saved = saved_flags(ctx.options, ctx.option_sources) if ctx.option_sources else {}
     resolved, sources = resolve_options(
         given, ctx.prompt.run_options, saved, prompt_file=ctx.prompt.source
@@ -213,6 +216,21 @@ def add_tests(ctx: Context, path: Path, notes: list[str]) -> list[str]:
     have = {t.id for t in ctx.tests}
     ctx.tests += [t for t in tests if t.id not in have]
     notes.append(f"evaluating the {len(tests)} test(s) of {path}; generating none")
+    return [t.id for t in tests]
+
+
+def add_samples(ctx: Context, notes: list[str]) -> list[str]:
+    """Join the prompt's own test samples into the context as its tests (--samples-only)."""
+    tests = sample_tests(ctx.prompt)
+    if not tests:
+        raise BadInputError(
+            "--samples-only: the prompt has no test samples",
+            file=ctx.prompt.source,
+            hint="add testSamples (or testData, test_path, instances), or drop the flag",
+        )
+    have = {t.id for t in ctx.tests}
+    ctx.tests += [t for t in tests if t.id not in have]
+    notes.append(f"evaluating the prompt's {len(tests)} test sample(s); generating none")
     return [t.id for t in tests]
 
 

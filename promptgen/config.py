@@ -213,6 +213,12 @@ class RunConfig:
         return not self.ev.test_ids
 
     @property
+    def analysing(self) -> bool:
+        """Whether the intent, input specification and rules are extracted: to generate
+        tests, or because a metric of the run reads them."""
+        return self.generating or (self.evaluating and any(m.reads_analysis for m in self.metrics))
+
+    @property
     def evaluating(self) -> bool:
         return self.ev.evals and bool(self.models)
 

@@ -67,6 +67,26 @@ class Message(_Model):
     content: str
     attributes: dict[str, Any] = Field(default_factory=dict)
     line: int | None = Field(None, description="1-based line of the message in the source file.")
+    variable: str | None = Field(
+        None,
+        description="For an assistant message: the name its text is known by (LVE "
+        "multi-step prompts). With empty content, the model under test writes it: it is "
+        "called on the messages before it, and its answer takes the message's place.",
+    )
+
+    @property
+    def to_fill(self) -> bool:
+        """The model under test writes this message (a step of a multi-step prompt)."""
+        return self.role == "assistant" and self.variable is not None and not self.content
+
+
+class PromptVariant(_Model):
+    """One prompt of a multi-run prompt (LVE `multi_run_prompt`): run `repetitions` times,
+    after the variants before it; the run's answers are collected in order."""
+
+    name: str
+    messages: list[Message] = Field(default_factory=list)
+    repetitions: int = Field(1, ge=1, le=100)
 
 
 class Scenario(_Model):
@@ -104,6 +124,11 @@ class PromptUnderTest(_Model):
     model: ModelConfig = Field(default_factory=ModelConfig)
     inputs: dict[str, PromptInput] = Field(default_factory=dict)
     messages: list[Message] = Field(default_factory=list)
+    variants: list[PromptVariant] = Field(
+        default_factory=list,
+        description="A multi-run prompt's prompts (LVE multi_run_prompt): each run of a test "
+        "calls every variant, `repetitions` times each; `messages` holds the first.",
+    )
     scenarios: list[Scenario] = Field(default_factory=list)
     test_samples: list[TestSample] = Field(default_factory=list)
     instructions: StageInstructions = Field(default_factory=StageInstructions)
@@ -146,6 +171,7 @@ class PromptUnderTest(_Model):
             mode="json",
             include={
                 "messages",
+                "variants",
                 "inputs",
                 "model",
                 "scenarios",
@@ -154,7 +180,12 @@ class PromptUnderTest(_Model):
                 "template_engine",
             },
         )
-        for message in payload["messages"]:
+        messages = payload["messages"] + [m for v in payload["variants"] for m in v["messages"]]
+        for message in messages:
             message.pop("line", None)
+            if message.get("variable") is None:
+                message.pop("variable", None)  # the same hash as before the field existed
+        if not payload["variants"]:
+            payload.pop("variants")
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -345,6 +345,15 @@ class Run(_Group):
             persist=False,
         ),
     ] = None
+    samples_only: Annotated[
+        bool,
+        Opt(
+            "Evaluate only the prompt's own test samples (testSamples, .prompt.yml testData, "
+            "LVE instances, Promptarchitect test_path); generate no tests.",
+            GEN,
+            persist=False,
+        ),
+    ] = False
     format: Annotated[
         PromptFormat | None,
         Opt(

@@ -148,6 +148,11 @@ class TestRun(_Record):
         description="The reply was empty or cut off at the token limit: `error` says so, "
         "`output` keeps what came back; it is never judged, and a re-run asks again.",
     )
+    steps: dict[str, str] | None = Field(
+        None,
+        description="The named answers of a multi-step or multi-run prompt, in order "
+        "(LVE variables); `output` is the last one (multi-step) or all of them (multi-run).",
+    )
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float | None = None
     metrics: dict[str, MetricSummary] = Field(

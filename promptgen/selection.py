@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from itertools import zip_longest
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.model import PromptUnderTest
 from promptgen.results import Test
 
 Cell = tuple[Test, str, int]
@@ -45,3 +47,23 @@ def cells(ctx: Context, cfg: RunConfig) -> list[Cell]:
         for test in tests
         for index in range(cfg.ev.runs_per_test)
     ]
+
+
+def sample_tests(prompt: PromptUnderTest) -> list[Test]:
+    """The author's test samples as tests (origin `sample`, valid), in their order, each
+    input once."""
+    tests: dict[str, Test] = {}
+    for sample in prompt.test_samples:
+        expected = sample.expected
+        if expected is not None and not isinstance(expected, str):
+            expected = json.dumps(expected, ensure_ascii=False)
+        test = Test(
+            id=Test.make_id("sample", None, None, sample.inputs),
+            inputs=sample.inputs,
+            expected_output=expected,
+            origin="sample",
+            valid=True,
+            validity_reason="supplied by the prompt's author",
+        )
+        tests.setdefault(test.id, test)
+    return list(tests.values())

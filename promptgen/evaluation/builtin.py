@@ -28,7 +28,7 @@ def builtin_metrics(options: Options) -> list[Metric]:
             description="A judge reads the prompt, its rules, the input and the output, "
             "and answers ok or err.",
         )
-        metrics.append(ComplianceJudge(info))
+        metrics.append(ComplianceJudge(info, reads_analysis=True))
     if options.evaluation.groundtruth:
         info = MetricInfo(
             name="accuracy",
@@ -36,7 +36,7 @@ def builtin_metrics(options: Options) -> list[Metric]:
             scorer=True,
             description="How well the output agrees with the groundtruth answer (0-100).",
         )
-        metrics.append(ScoreJudge(info, needs_groundtruth=True))
+        metrics.append(ScoreJudge(info, needs_groundtruth=True, reads_analysis=True))
     return metrics
 
 

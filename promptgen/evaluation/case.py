@@ -37,6 +37,7 @@ def make_case(
     llm: LLM | None,
     stage: str,
     groundtruth: str | None = None,
+    steps: dict[str, str] | None = None,
 ) -> Case:
     return Case(
         test=test,
@@ -46,4 +47,5 @@ def make_case(
         judge=judge,
         llm=llm,
         stage=stage,
+        steps=steps or {},
     )

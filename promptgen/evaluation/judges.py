@@ -18,8 +18,11 @@ from promptgen.model import PromptUnderTest
 from promptgen.prompting import stage_messages
 from promptgen.prompting.bounded import Text
 from promptgen.prompting.per_item import answers, numbered_model
-from promptgen.render import render_messages
+from promptgen.render import render_messages, template_variables
 from promptgen.results import Outcome
+
+# What the analysis stages make, as judge templates name it.
+ANALYSIS_VALUES = ("intent", "inputSpec", "rules")
 
 
 class RuleCheck(BaseModel):
@@ -114,6 +117,11 @@ class TemplateJudge(MetricBase):
     structured 0-100 score when tagged `scorer`."""
 
     template: PromptUnderTest
+
+    def __post_init__(self) -> None:
+        engine = self.template.template_engine
+        names = {v for m in self.template.messages for v in template_variables(m.content, engine)}
+        self.reads_analysis = bool(names & set(ANALYSIS_VALUES))
 
     async def evaluate(self, case: Case) -> Verdict:
         try:

@@ -23,7 +23,8 @@ class Case:
 
     values: what a judge template can use (prompt, intent, rules, input, output,
     groundtruth, and the prompt's own inputs); arguments: the test's call arguments
-    (checks fill `{{name}}` from them); judge: the eval model (None for a check).
+    (checks fill `{{name}}` from them); judge: the eval model (None for a check);
+    steps: the named answers of a multi-step or multi-run prompt (TestRun.steps).
     """
 
     test: Test
@@ -33,6 +34,7 @@ class Case:
     judge: str | None = None
     llm: LLM | None = None
     stage: str = "metrics"
+    steps: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class MetricBase:
     judged: bool = True
     scores_groundtruth: bool = False
     needs_groundtruth: bool = False
+    reads_analysis: bool = False
 
     @property
     def name(self) -> str:
@@ -74,12 +77,15 @@ class Metric(Protocol):
     judged: asks an eval model (one verdict per judge); a check asks none.
     scores_groundtruth: scores groundtruth answers, not the models' outputs.
     needs_groundtruth: only for tests with an accepted groundtruth (accuracy).
+    reads_analysis: reads the intent, input specification or rules (so a run that
+    generates no tests still extracts them).
     """
 
     info: MetricInfo
     judged: bool
     scores_groundtruth: bool
     needs_groundtruth: bool
+    reads_analysis: bool
 
     @property
     def name(self) -> str: ...

@@ -32,7 +32,8 @@ class Needed:
 
     @property
     def calls(self) -> int:
-        return 1 if self.metric.judged else 0
+        """Calls one verdict makes: a check none, a judge one (or what it declares)."""
+        return getattr(self.metric, "calls", 1) if self.metric.judged else 0
 
 
 def needed(
@@ -55,7 +56,7 @@ async def verdict(ctx: Context, llm: LLM, item: Needed, stage: str = "metrics") 
     test, run = item.test, item.run
     case = make_case(
         ctx, test, run.output or "", judge=item.judge, llm=llm, stage=stage,
-        groundtruth=test.groundtruth,
+        groundtruth=test.groundtruth, steps=run.steps,
     )  # fmt: skip
     answer = await item.metric.evaluate(case)
     test_id, model, run_index, metric, judge = item.key

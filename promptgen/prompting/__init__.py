@@ -9,7 +9,7 @@ from typing import Any
 
 from promptgen.context import Context
 from promptgen.formats import load_prompt
-from promptgen.model import PromptUnderTest, Scenario
+from promptgen.model import Message, PromptUnderTest, Scenario
 from promptgen.render import render_messages
 from promptgen.resources import data_dir
 from promptgen.results import Test
@@ -27,8 +27,22 @@ def stage_messages(name: str, **values: Any) -> list[dict[str, Any]]:
 
 
 def prompt_text(prompt: PromptUnderTest) -> str:
-    """The prompt under test as its author wrote it: role markers and raw templates."""
-    return "\n\n".join(f"{m.role}:\n{m.content}" for m in prompt.messages)
+    """The prompt under test as its author wrote it: role markers and raw templates; a
+    step the model writes, and each prompt of a multi-run prompt, said in words."""
+    if prompt.variants:
+        return "\n\n".join(
+            f"[prompt {v.name!r}, run {v.repetitions} time(s)]\n\n{_messages_text(v.messages)}"
+            for v in prompt.variants
+        )
+    return _messages_text(prompt.messages)
+
+
+def _messages_text(messages: list[Message]) -> str:
+    return "\n\n".join(
+        f"{m.role}:\n"
+        + (f"(the model's own answer here, named {m.variable!r})" if m.to_fill else m.content)
+        for m in messages
+    )
 
 
 def generated_inputs(prompt: PromptUnderTest, fixed: set[str] | None = None) -> list[str]:

@@ -20,7 +20,7 @@ class Grounded(BaseModel):
 
 
 def enabled(cfg: RunConfig) -> bool:
-    return cfg.gen.groundedness
+    return cfg.gen.groundedness and cfg.analysing
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:

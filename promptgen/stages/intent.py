@@ -12,6 +12,10 @@ requires: tuple[str, ...] = ()
 phase = "generation"
 
 
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.analysing
+
+
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     return [] if ctx.intent is not None else [WorkItem("intent")]
 

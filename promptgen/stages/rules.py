@@ -15,6 +15,12 @@ from promptgen.stage import Projection, Scope, WorkItem
 
 requires: tuple[str, ...] = ()
 phase = "generation"
+
+
+def enabled(cfg: RunConfig) -> bool:
+    return cfg.analysing
+
+
 # Before the rules exist, plans count on this many (capped by maxRules).
 ESTIMATED_RULES = 10
 

@@ -21,6 +21,7 @@ from promptgen.results import Test, TestRun
 from promptgen.secrets import scrub
 from promptgen.selection import cells
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
+from promptgen.stages._steps import multi_step, walk
 
 requires = TEST_SET
 phase = "evaluation"
@@ -84,6 +85,13 @@ async def run_test(
     """Call `model` with the prompt rendered for `test` (variant = run index or attempt)."""
     record = TestRun(test_id=test.id, model=model, run_index=variant)
     try:
+        if multi_step(prompt):
+            done = await walk(prompt, llm, settings, test, model, variant, stage)
+            record.output, record.error, record.fault = done.output, done.error, done.fault
+            record.steps, record.usage, record.latency_ms = done.steps, done.usage, done.latency_ms
+            if record.error is not None:
+                record.error = scrub(record.error)
+            return record
         messages = test_messages(prompt, test)
     except RenderError as err:
         record.error = f"cannot render the prompt for this test: {err.one_line()}"

@@ -22,6 +22,7 @@ from promptgen.prompting import (
 )
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
 from promptgen.results import Rule, Test
+from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 
 requires = ("intent", "input_spec", "rules", "inverse_rules")
@@ -178,24 +179,11 @@ async def run(item: WorkItem, scope: Scope) -> None:
 def _add_samples(ctx: Context) -> None:
     """The author's test samples become tests too (origin `sample`), once."""
     seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
-    for sample in ctx.prompt.test_samples:
-        key = input_key(None, sample.inputs)
-        if key in seen:
-            continue
-        seen.add(key)
-        expected = sample.expected
-        if expected is not None and not isinstance(expected, str):
-            expected = json.dumps(expected, ensure_ascii=False)
-        ctx.tests.append(
-            Test(
-                id=Test.make_id("sample", None, None, sample.inputs),
-                inputs=sample.inputs,
-                expected_output=expected,
-                origin="sample",
-                valid=True,
-                validity_reason="supplied by the prompt's author",
-            )
-        )
+    for test in sample_tests(ctx.prompt):
+        key = input_key(None, test.inputs)
+        if key not in seen:
+            seen.add(key)
+            ctx.tests.append(test)
 
 
 async def _top_up(scope: Scope, plan: TopUp) -> None:
