@@ -11,14 +11,16 @@ from rich.panel import Panel
 from rich.table import Table
 
 from promptgen.errors import RenderError, TemplateSecurityError
-from promptgen.evaluation import check_name
+from promptgen.evaluation import check_name, load_metrics
 from promptgen.formats.detect import FORMATS
 from promptgen.formats.github_models import evaluator_kind
-from promptgen.model import PromptUnderTest
+from promptgen.model import Message, PromptUnderTest
+from promptgen.options import Options
 from promptgen.render import render_messages
 
 SHOWN_CHARS = 4_000  # of each message in the tables (--json has everything)
 SHOWN_ROWS = 50  # of each table
+LVE = "lve:"  # the LVE checker's metric is a check, shown with the metrics
 
 
 def example_values(prompt: PromptUnderTest) -> tuple[dict[str, Any], dict[str, str]]:
@@ -59,6 +61,7 @@ def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
         "inputs_detected": [i.name for i in prompt.detected_inputs],
         "checks": checks_data(prompt),
         "evaluators": evaluators_data(prompt),
+        "metrics": metrics_data(prompt),
         "render_values": values,
         "render_value_sources": sources,
         "rendered": rendered,
@@ -72,6 +75,22 @@ def checks_data(prompt: PromptUnderTest) -> list[dict[str, Any]]:
     return [
         {"name": check_name(spec), "check": spec, "line": lines[i] if i < len(lines) else None}
         for i, spec in enumerate(prompt.checks)
+    ]
+
+
+def metrics_data(prompt: PromptUnderTest) -> list[dict[str, Any]]:
+    """Every metric a run of this file scores with by default: the built-in judges, and
+    what the file brings (its checks, LVE checker, Promptarchitect tests, judge files
+    beside it). Loading them checks them: a bad one is an error with its line."""
+    return [
+        {
+            "name": m.name,
+            "kind": m.info.kind,
+            "judged": m.judged,
+            "description": m.info.description,
+            "source": m.info.source,
+        }
+        for m in load_metrics(prompt, Options())
     ]
 
 
@@ -156,8 +175,12 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
         header.add_row("tags", escape(", ".join(prompt.tags)))
     console.print(Panel(header, title="Prompt", title_align="left"))
     console.print(_inputs_table(prompt, data["render_value_sources"]))
-    templates = [{**x.attributes, "role": x.role, "content": x.content} for x in prompt.messages]
-    console.print(_messages("Messages (templates)", templates))
+    if prompt.variants:
+        for variant in prompt.variants[:SHOWN_ROWS]:
+            title = f"Prompt {variant.name!r} (run {variant.repetitions} time(s); templates)"
+            console.print(_messages(title, _templates(variant.messages)))
+    else:
+        console.print(_messages("Messages (templates)", _templates(prompt.messages)))
     if prompt.scenarios:
         table = Table(title="Scenarios", title_justify="left")
         for col in ("name", "instructions", "parameters"):
@@ -198,6 +221,16 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     console.print(Group())
 
 
+def _templates(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages as written; a step the model under test writes is said in words."""
+    shown = []
+    for m in messages:
+        named = {"variable": m.variable} if m.variable else {}
+        content = "(written by the model under test)" if m.to_fill else m.content
+        shown.append({**m.attributes, **named, "role": m.role, "content": content})
+    return shown
+
+
 def _table(title: str, columns: tuple[str, ...]) -> Table:
     table = Table(title=title, title_justify="left")
     for col in columns:
@@ -215,6 +248,15 @@ def _print_checks(console: Console, data: dict[str, Any]) -> None:
                 spec = {k: v for k, v in spec.items() if k != "name"}
             shown = escape(_short(spec, 60))
             table.add_row(escape(_short(check["name"], 40)), shown, str(check["line"] or ""))
+        console.print(table)
+    extra = [m for m in data["metrics"] if m["kind"] != "check" or m["name"].startswith(LVE)]
+    if extra:
+        table = _table("Metrics (scored on every run)", ("name", "kind", "how", "from"))
+        _more(table, len(extra))
+        for m in extra[:SHOWN_ROWS]:
+            how = "judged by every eval model" if m["judged"] else "deterministic"
+            source = escape(_short(m["source"] or "built in", 50))
+            table.add_row(escape(_short(m["name"], 40)), m["kind"], how, source)
         console.print(table)
     if data["evaluators"]:
         table = _table("Evaluators (prompt.yml)", ("name", "kind", "promptgen"))

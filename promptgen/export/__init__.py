@@ -66,6 +66,12 @@ TARGETS: dict[str, Target] = {
             "Inspect AI: dataset.jsonl and a task file scored by a model-graded rubric",
             "inspect_ai",
         ),
+        Target(
+            "lve",
+            "LVE: test.json (prompt, parameters, checker) and instances/promptgen.jsonl per "
+            "model (a skeleton where a test was not run)",
+            "lve",
+        ),
         Target("jsonl", "tests.jsonl: one test per line, every field", "plain", "write_jsonl"),
         Target("csv", "tests.csv: one test per row, flattened columns", "plain", "write_csv"),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,9 +122,18 @@ def placeholder_messages(
     when a template holds more than plain substitutions (conditions, loops, filters,
     sections): those prompts are exported rendered, test by test (`rendered_messages`)."""
     known = set(ctx.prompt.inputs)
+    engine = ctx.prompt.template_engine
+    if engine == "verdict" or ctx.prompt.variants or any(m.to_fill for m in ctx.prompt.messages):
+        return None  # expressions, or several calls: exported rendered (or not at all)
     messages = []
     for message in ctx.prompt.messages:
         content = message.content
+        if engine == "format":  # LVE's str.format: `{name}`, `{{` a literal brace
+            converted = _format_placeholders(content, known, placeholder)
+            if converted is None:
+                return None
+            messages.append({"role": message.role, "content": converted})
+            continue
         if _LOGIC.search(content):
             return None
         rest = _TAG.sub("", content)
@@ -136,11 +146,32 @@ def placeholder_messages(
     return messages
 
 
+def _format_placeholders(
+    content: str, known: set[str], placeholder: Callable[[str], str]
+) -> str | None:
+    """A `str.format` template with each `{name}` written as `placeholder(name)`; None
+    when a field is more than a plain known name."""
+    parts = []
+    for literal, name, spec, conversion in string.Formatter().parse(content):
+        parts.append(literal)
+        if name is None:
+            continue
+        if spec or conversion or name not in known:
+            return None
+        parts.append(placeholder(name))
+    return "".join(parts)
+
+
 def rendered_messages(ctx: Context, test: Test) -> list[dict[str, str]]:
-    """The prompt rendered for one test, exactly as promptgen sends it."""
+    """The prompt rendered for one test, exactly as promptgen sends it (a multi-step
+    prompt without the steps its model writes: one call cannot carry them)."""
     values = test_arguments(ctx.prompt, test)
     rendered = render_messages(ctx.prompt, values)
-    return [{"role": str(m["role"]), "content": str(m["content"])} for m in rendered]
+    return [
+        {"role": str(m["role"]), "content": str(m["content"])}
+        for m, message in zip(rendered, ctx.prompt.messages, strict=True)
+        if not message.to_fill
+    ]
 
 
 # -- rules, judges, checks --------------------------------------------------------------

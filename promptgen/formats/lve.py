@@ -272,8 +272,10 @@ def load(path: Path, text: str) -> PromptUnderTest:
     return to_prompt(test)
 
 
-def to_prompt(test: LveTest, *, samples: bool = True) -> PromptUnderTest:
-    """The prompt under test of an LVE; `samples`: the instances' parameters as samples."""
+def to_prompt(test: LveTest, *, samples: bool = True, auto_input: bool = True) -> PromptUnderTest:
+    """The prompt under test of an LVE; `samples`: the instances' parameters as samples;
+    `auto_input`: an LVE without parameters gets an `input` (to generate tests for), else
+    its messages stay exactly as written (to run the LVE itself)."""
     file = str(test.file)
     runs = test.runs or [LveRun("prompt", test.messages)]
     variants = [PromptVariant(name=r.name, messages=_messages(r.messages, file),
@@ -303,7 +305,7 @@ def to_prompt(test: LveTest, *, samples: bool = True) -> PromptUnderTest:
         extra={"lve": lve_facts(test)},
         warnings=warnings,
     )
-    _detect(prompt)
+    _detect(prompt, auto_input)
     return prompt
 
 
@@ -357,7 +359,7 @@ def _samples(test: LveTest) -> list[TestSample]:
     return samples
 
 
-def _detect(prompt: PromptUnderTest) -> None:
+def _detect(prompt: PromptUnderTest, auto_input: bool = True) -> None:
     """Placeholders that are not declared parameters become inputs too; a prompt with no
     inputs gets `input`, sent as a last user message (as for every format)."""
     for variant in prompt.variants or [None]:
@@ -366,7 +368,7 @@ def _detect(prompt: PromptUnderTest) -> None:
             for name in template_variables(message.content, "format"):
                 if name not in prompt.inputs:
                     prompt.inputs[name] = PromptInput(name=name, detected=True)
-    if prompt.inputs:
+    if prompt.inputs or not auto_input:
         return
     prompt.inputs[AUTO_INPUT] = PromptInput(
         name=AUTO_INPUT, detected=True, description="The text the prompt works on."

@@ -159,11 +159,12 @@ def _json_lines(lines: list[tuple[int, str]]) -> list[tuple[int, Any]] | None:
 class Instance:
     """One recorded run of an LVE: its arguments (prompt parameters and model
     arguments together), the response (text; variables for a multi-step prompt; a list
-    for a multi-run one) and whether it was safe (`passed`; missing means passed)."""
+    for a multi-run one) and whether it was safe (`passed`; missing means passed, as in
+    LVE; null: not checked, e.g. a skeleton line promptgen exported before any run)."""
 
     args: dict[str, Any]
     response: Any
-    passed: bool
+    passed: bool | None
     author: str | None
     file: Path
     line: int
@@ -194,7 +195,7 @@ def _instance(line: str, path: Path, number: int) -> Instance:
         raise PromptFormatError("not a JSON object", file=path, line=number, hint=hint)
     check_data(value, what="the instance", file=path, line=number, error=PromptFormatError)
     args, passed = value.get("args", {}), value.get("passed", True)
-    if not isinstance(args, dict) or "response" not in value or not isinstance(passed, bool):
+    if not isinstance(args, dict) or "response" not in value or not isinstance(passed, bool | None):
         raise PromptFormatError(
             "an instance needs 'args' (an object), a 'response' and a true/false 'passed'",
             file=path,
@@ -234,3 +235,9 @@ def lve_names(folder: Path) -> tuple[str | None, str]:
     model_dir = bool(_MODEL_DIR.match(folder.name))
     name = folder.parent.name if model_dir and len(parts) > 1 else folder.name
     return category, name
+
+
+def model_dir(model: str) -> str:
+    """LVE's folder name for a model (`openai/gpt-4` -> `openai--gpt-4`): `/` becomes
+    `--`, other characters but letters, digits, `-`, `_` and `.` are dropped."""
+    return "".join(c for c in model.replace("/", "--") if c.isalnum() or c in "-_.") or "model"
