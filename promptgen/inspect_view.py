@@ -207,6 +207,7 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
             )
         console.print(table)
     _print_checks(console, data)
+    _print_judge(console, prompt)
     instructions = prompt.instructions.model_dump(exclude_none=True)
     if instructions:
         grid = Table.grid(padding=(0, 2))
@@ -219,6 +220,27 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     else:
         console.print(_messages(f"Rendered (values from: {values})", data["rendered"]))
     console.print(Group())
+
+
+def _print_judge(console: Console, prompt: PromptUnderTest) -> None:
+    """A Verdict template's judge keys (it is a metric when it declares a scale)."""
+    spec = prompt.extra.get("verdict") if prompt.format == "verdict" else None
+    if not spec:
+        return
+    scale = spec["scale"]
+    words = {
+        "discrete": f"{scale.get('min')} to {scale.get('max')}",
+        "boolean": "true / false",
+        "categories": ", ".join(scale.get("values", [])),
+    }[scale["kind"]]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_row("scale", escape(f"{scale['kind']}: {words}"))
+    grid.add_row("passes", escape(_short(spec["pass"], 60)))
+    grid.add_row("judges", f"{spec['judges']}, pooled by {spec['pool']}")
+    grid.add_row("explanation", "asked" if spec["explanation"] else "not asked")
+    if spec.get("rubric"):
+        grid.add_row("rubric step", escape(f"{spec['rubric']['name']} -> previous"))
+    console.print(Panel(grid, title="Judge (a metric: --metric FILE)", title_align="left"))
 
 
 def _templates(messages: list[Message]) -> list[dict[str, Any]]:

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.errors import PromptgenError
+from promptgen.evaluation.lve_replay import ReplayReport, replay
 from promptgen.formats import load_prompt
 from promptgen.formats.body import parse_messages
 from promptgen.render import render_template
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 VECTORS = CORPUS / "prompty" / "vectors.json"
+LVE_REPOSITORY = CORPUS / "lve" / "repository"
 
 # Vectors for features promptgen leaves out on purpose, each with the reason.
 SKIPPED_VECTORS: dict[str, str] = {
@@ -124,9 +126,11 @@ class Figures:
     files_loaded: int = 0
     files_expected_error: int = 0
     failures: list[str] = field(default_factory=list)
+    lve_replay: str | None = None
 
     def lines(self) -> list[str]:
         passed = self.parse_passed + self.render_passed
+        lve = [f"LVE {self.lve_replay}"] if self.lve_replay else []
         return [
             f"prompty vectors: {passed}/{self.vectors_total - self.skipped} passed "
             f"({self.skipped} skipped: threads out of scope) "
@@ -134,6 +138,7 @@ class Figures:
             f"corpus files: {self.files_loaded + self.files_expected_error}/{self.files_total} "
             f"behave as expected ({self.files_loaded} loaded, "
             f"{self.files_expected_error} rejected with their deliberate error)",
+            *lve,
             *(f"  FAILED {f}" for f in self.failures),
         ]
 
@@ -158,7 +163,15 @@ def figures() -> Figures:
             fig.files_expected_error += 1
         else:
             fig.failures.append(f"{path.name}: {outcome}")
+    if LVE_REPOSITORY.is_dir():
+        fig.lve_replay = lve_replay().summary()
     return fig
+
+
+@cache
+def lve_replay() -> ReplayReport:
+    """Every recorded instance of the corpus' LVEs, checked again (no model call)."""
+    return replay([LVE_REPOSITORY])
 
 
 def load_outcome(path: Path) -> str:

@@ -25,9 +25,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages"),
     ("progress", "pipeline"),
-    ("api",),
+    ("api", "lve_run"),
     ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
-     "inspect_view", "schemas", "docsgen", "cli_export", "export"),
+     "inspect_view", "schemas", "docsgen", "cli_export", "export", "cli_lve", "cli_lve_run", "cli_pa"),
 ]  # fmt: skip
 
 

@@ -115,7 +115,7 @@ def read_test(path: Path, text: str) -> LveTest:
         raise where.error("test.json must hold one JSON object")
     for key in ("description", "model"):
         if not isinstance(data.get(key), str) or not data[key].strip():
-            raise where.error(f"'{key}' is required (text)", key, "see docs/formats.md#lve")
+            raise where.error(f"'{key}' is required (text)", key, "see docs/lve.md")
     given = [k for k in PROMPT_KEYS if data.get(k) is not None]
     if len(given) != 1:
         raise where.error(

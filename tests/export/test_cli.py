@@ -15,7 +15,7 @@ def test_list_names_every_target_on_one_line(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == list(TARGETS)
-    expected = "openai-evals azure-evals github-models promptfoo inspect lve jsonl csv".split()
+    expected = ["openai-evals", "azure-evals", "github-models", "promptfoo", "inspect", "lve"]
     assert set(expected) <= set(TARGETS)
 
 
