@@ -29,7 +29,13 @@ from typing import Any, ClassVar
 import regex
 import simpleeval
 
-from promptgen.bounds import REGEX_TIMEOUT_SECONDS
+from promptgen.bounds import (
+    METHOD_CHARS,
+    REGEX_TIMEOUT_SECONDS,
+    field_size,
+    joined_size,
+    percent_size,
+)
 from promptgen.errors import BadInputError
 
 MAX_SOURCE_CHARS = 10_000
@@ -202,6 +208,13 @@ def _shift(a: Any, b: Any) -> Any:
     return operator.lshift(a, b)
 
 
+def _modulo(a: Any, b: Any) -> Any:
+    """`%`: printf-style formatting of a string is sized before it runs."""
+    if isinstance(a, str) and percent_size(a, b) > MAX_STRING:
+        raise ExpressionRefused(f"'%' formatting that builds over {MAX_STRING:,} characters")
+    return operator.mod(a, b)
+
+
 def _add(a: Any, b: Any) -> Any:
     joined = isinstance(a, (str, list, tuple)) and isinstance(b, type(a))
     if joined and len(a) + len(b) > MAX_STRING:
@@ -215,6 +228,7 @@ OPERATORS = {
     ast.Mult: _multiply,
     ast.LShift: _shift,
     ast.Add: _add,
+    ast.Mod: _modulo,
 }
 
 
@@ -233,6 +247,39 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
         if time.monotonic() > self.deadline:
             raise ExpressionRefused(f"the expression ran past its {self.seconds:g} s budget")
         return super()._eval(node)
+
+    def _eval_call(self, node: ast.Call) -> Any:
+        """A string method that builds text (`zfill`, `center`, `join`, ...) is sized from
+        its arguments before it runs."""
+        if not isinstance(node.func, ast.Attribute):
+            return super()._eval_call(node)
+        method = self._eval(node.func)
+        args = tuple(self._eval(a) for a in node.args)
+        kwargs = dict(self._eval(k) for k in node.keywords)
+        owner = getattr(method, "__self__", None)
+        if isinstance(owner, str):
+            _check_method(node.func.attr, owner, args, kwargs)
+        return method(*args, **kwargs)
+
+    def _eval_formattedvalue(self, node: ast.FormattedValue) -> Any:
+        """An f-string field: its width is sized before it is formatted."""
+        value = self._eval(node.value)
+        if node.format_spec is None:
+            return value
+        spec = str(self._eval(node.format_spec))
+        if field_size(value, spec, MAX_STRING) > MAX_STRING:
+            raise ExpressionRefused(f"a format width over {MAX_STRING:,} characters")
+        return format(value, spec)
+
+
+def _check_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    size = 0
+    if name in METHOD_CHARS:
+        size = METHOD_CHARS[name](text, args, kwargs)
+    elif name == "join" and args and isinstance(args[0], (list, tuple)):
+        size = joined_size(text, list(args[0]))
+    if size > MAX_STRING:
+        raise ExpressionRefused(f"str.{name}() would build {size:,} characters")
 
 
 def parse(source: str, mode: str = "eval") -> ast.Expression:

@@ -68,6 +68,14 @@ def test_reaching_python_internals_is_refused(source: str, reason: str) -> None:
         ("'ab' * 10**6", "a sequence of 2,000,000 items"),
         ("1 << 10**9", "a shift by"),
         ("10**50000 * 10**50000", "over 100,000 bits"),
+        ("'a'.zfill(10**9)", "str.zfill() would build 1,000,000,000 characters"),
+        ("x.center(10**9)", "str.center() would build"),
+        ("x.ljust(10**9)", "str.ljust() would build"),
+        ("'\\t'.expandtabs(10**8)", "str.expandtabs() would build"),
+        ("'%1000000000d' % 1", "'%' formatting that builds over"),
+        ("f'{x:>1000000000}'", "a format width over"),
+        ("'-'.join(['a' * 1000] * 2000)", "str.join() would build"),
+        ("'aab'.replace('a', 'x' * 999999)", "str.replace() would build"),
     ],
 )
 def test_huge_numbers_and_sequences_are_refused_before_they_are_built(
@@ -186,6 +194,13 @@ def test_lves_lambdas_work(
     source: str, args: tuple[Any, ...], kwargs: dict[str, Any], expected: bool
 ) -> None:
     assert compile_lambda(source)(*args, **kwargs) is expected
+
+
+def test_sized_operations_within_bounds_still_work() -> None:
+    assert evaluate("'%d of %s' % (3, x)", {"x": "ten"}) == "3 of ten"
+    assert evaluate("[x.zfill(4), x.center(5, '*'), f'{x:>5}']", {"x": "ab"}) == [
+        "00ab", "**ab*", "   ab"]  # fmt: skip
+    assert evaluate("', '.join(x.split())", {"x": "a b"}) == "a, b"
 
 
 def test_allowed_expressions_work() -> None:
