@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from promptgen import api
 from promptgen.cli_export import report_exports
 from promptgen.config import COMMAND_LINE, option_problem
+from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.export import ExportSettings, parse_targets, write_exports
 from promptgen.gate import gate
@@ -86,7 +88,8 @@ def _switch(field: OptionField) -> bool:
     return field.path[0] == "run" and _flag_type(field) is bool
 
 
-def _parameter(field: OptionField) -> inspect.Parameter:
+def flag_parameter(field: OptionField) -> inspect.Parameter:
+    """The command-line parameter of an option, as its declaration says."""
     kind = _flag_type(field)
     assert field.flag is not None
     flag = "--no-cache" if field.name == "cache" else field.flag
@@ -190,8 +193,20 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 
 
 def run(file: Path, **flags: Any) -> None:
-    options = options_from_flags(flags)
+    execute(file, options_from_flags(flags))
+
+
+def execute(
+    file: Path, options: Options, *, check: Callable[[api.Prepared], None] | None = None
+) -> Context | None:
+    """Everything a run command does once its flags are Options: prepare (and resume),
+    print the options or the plan when asked, run, write the reports and exports, apply
+    the gate. `check` may refuse the prepared run before any call. Returns the context
+    (None when only the options or the plan were printed). Both `promptgen FILE` and
+    `promptgen pa run FILE` come through here."""
     prepared = api.prepare(file, options)
+    if check is not None:
+        check(prepared)
     print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
@@ -201,7 +216,7 @@ def run(file: Path, **flags: Any) -> None:
         if options.run.dry_run:
             typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
     if options.run.print_options or options.run.dry_run:
-        return
+        return None
     started = time.perf_counter()
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
     write_all(ctx, prepared.out)
@@ -218,6 +233,7 @@ def run(file: Path, **flags: Any) -> None:
         options.run.junit.parent.mkdir(parents=True, exist_ok=True)
         options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")
     gate(ctx, prepared.cfg)
+    return ctx
 
 
 _FILE = inspect.Parameter(
@@ -225,6 +241,6 @@ _FILE = inspect.Parameter(
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
     annotation=Annotated[Path, typer.Argument(help=FILE_HELP, show_default=False)],
 )
-run.__signature__ = inspect.Signature([_FILE, *map(_parameter, FLAGGED)])  # type: ignore[attr-defined]
+run.__signature__ = inspect.Signature([_FILE, *map(flag_parameter, FLAGGED)])  # type: ignore[attr-defined]
 run.__annotations__ = {p.name: p.annotation for p in run.__signature__.parameters.values()}  # type: ignore[attr-defined]
 run.__doc__ = HELP

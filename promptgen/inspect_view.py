@@ -12,6 +12,7 @@ from rich.table import Table
 
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.evaluation import check_name, load_metrics
+from promptgen.evaluation.verdict_judge import preview
 from promptgen.formats.detect import FORMATS
 from promptgen.formats.github_models import evaluator_kind
 from promptgen.model import Message, PromptUnderTest
@@ -20,7 +21,6 @@ from promptgen.render import render_messages
 
 SHOWN_CHARS = 4_000  # of each message in the tables (--json has everything)
 SHOWN_ROWS = 50  # of each table
-LVE = "lve:"  # the LVE checker's metric is a check, shown with the metrics
 
 
 def example_values(prompt: PromptUnderTest) -> tuple[dict[str, Any], dict[str, str]]:
@@ -47,7 +47,8 @@ def example_values(prompt: PromptUnderTest) -> tuple[dict[str, Any], dict[str, s
 def inspect_data(prompt: PromptUnderTest) -> dict[str, Any]:
     values, sources = example_values(prompt)
     try:
-        rendered: Any = render_messages(prompt, values)
+        judge = prompt.format == "verdict" and prompt.extra.get("verdict")
+        rendered: Any = preview(prompt, values) if judge else render_messages(prompt, values)
         render_error = None
     except TemplateSecurityError:
         raise  # the template breaks the sandbox's rules or limits: an error, exit code 2
@@ -271,7 +272,8 @@ def _print_checks(console: Console, data: dict[str, Any]) -> None:
             shown = escape(_short(spec, 60))
             table.add_row(escape(_short(check["name"], 40)), shown, str(check["line"] or ""))
         console.print(table)
-    extra = [m for m in data["metrics"] if m["kind"] != "check" or m["name"].startswith(LVE)]
+    listed = {c["name"] for c in data["checks"]}  # the frontmatter's checks, shown above
+    extra = [m for m in data["metrics"] if m["name"] not in listed]
     if extra:
         table = _table("Metrics (scored on every run)", ("name", "kind", "how", "from"))
         _more(table, len(extra))

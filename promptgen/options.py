@@ -395,7 +395,8 @@ class Run(_Group):
         list[str],
         Opt(
             "Export the tests (and results) to TARGET[,TARGET] in OUT/exports/ after the run: "
-            "openai-evals, azure-evals, github-models, promptfoo, inspect, jsonl, csv.",
+            "openai-evals, azure-evals, github-models, promptfoo, inspect, lve, promptarchitect, "
+            "jsonl, csv.",
             EXPORT,
             parse="names",
             persist=False,

@@ -109,6 +109,8 @@ class PipelineResponder:
             return {"explanation": f"groundtruth scored {score}", "score": score}
         if name == "ScoreVerdict":
             return {"explanation": "close to the reference", "score": 75}
+        if name in ("PaQuestionAnswer", "PaScoreAnswer", "FaithfulnessAnswer"):
+            return self._promptarchitect(name, schema, self.bad_word in text)
         if name == "CollectionReview":
             return {
                 "failure_modes": [
@@ -124,6 +126,22 @@ class PipelineResponder:
                 k: {"importance": (n + int(k)) % 10 + 1, "note": f"checks {k}"} for k in numbers
             }
         return {"answer": "ok"}
+
+    def _promptarchitect(self, name: str, schema: dict[str, Any], bad: bool) -> Any:
+        """Promptarchitect's judged tests: an output with the bad word fails each of them
+        (no, the lowest score, one of two claims unsupported); any other passes."""
+        if name == "PaQuestionAnswer":
+            return {
+                "explanation": "says VIOLATION" if bad else "it does",
+                "answer": "no" if bad else "yes",
+            }
+        if name == "PaScoreAnswer":
+            bounds = schema["properties"]["score"]
+            score = bounds["minimum"] if bad else bounds["maximum"]
+            return {"explanation": f"scored {score}", "score": score}
+        claims = [{"claim": "the first claim", "supported": True},
+                  {"claim": "the second claim", "supported": not bad}]  # fmt: skip
+        return {"claims": claims}
 
     def _under_test(self, body: dict[str, Any], text: str) -> Reply:
         model = str(body.get("model"))

@@ -176,6 +176,26 @@ def unit_values(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def preview(template: PromptUnderTest, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The judge's messages rendered with `values` and a stand-in rubric answer (what
+    `promptgen inspect` shows of a judge template)."""
+    spec = template.extra["verdict"]
+    rubric = spec.get("rubric")
+    previous = None
+    if rubric:
+        stand_in: dict[str, Any] = {}
+        for name, kind in rubric["fields"].items():
+            count = rubric["count"] or 2
+            items = [f"<{name} {i}>" for i in range(1, count + 1)]
+            stand_in[name] = items if kind == "list" else f"<{name}>"
+        previous = previous_of([(rubric["name"], stand_in)])
+    unit = unit_values(template.name, spec)
+    return [
+        {"role": m.role, "content": render(m.content, values, previous=previous, unit=unit)}
+        for m in template.messages
+    ]
+
+
 def answer_model(spec: dict[str, Any]) -> type[BaseModel]:
     """The judge's answer: an explanation first when asked, then a value of the scale."""
     scale = spec["scale"]

@@ -72,6 +72,12 @@ TARGETS: dict[str, Target] = {
             "model (a skeleton where a test was not run)",
             "lve",
         ),
+        Target(
+            "promptarchitect",
+            "Promptarchitect <prompt>.prompt with tests, a system_role file and a sample "
+            "file per test",
+            "promptarchitect",
+        ),
         Target("jsonl", "tests.jsonl: one test per line, every field", "plain", "write_jsonl"),
         Target("csv", "tests.csv: one test per row, flattened columns", "plain", "write_csv"),
     )

@@ -233,6 +233,25 @@ def metric_sources(ctx: Context) -> list[MetricInfo]:
     return infos
 
 
+def not_a_check(info: MetricInfo) -> str:
+    """Why a deterministic metric has no check spec to export: it comes from the file's
+    own format (an LVE checker, a Promptarchitect test), or it no longer parses."""
+    if info.name.startswith(("lve:", "pa:")):
+        kind = "the LVE's checker" if info.name.startswith("lve:") else "a Promptarchitect test"
+        return f"{kind}; this target has no equivalent (export --to lve or promptarchitect)"
+    return "it no longer parses"
+
+
+def native_metrics_skipped(ctx: Context) -> list[str]:
+    """The deterministic metrics a file's own format brings (an LVE checker, the
+    Promptarchitect tests), for targets that have no place for them."""
+    return [
+        f"check {info.name!r}: {not_a_check(info)}"
+        for info in metric_sources(ctx)
+        if info.kind == "check" and info.name.startswith(("lve:", "pa:"))
+    ]
+
+
 def check_specs(ctx: Context) -> list[Any]:
     """Every deterministic check of the run, as written: the frontmatter's, then --check."""
     return [*ctx.prompt.checks, *ctx.options.evaluation.checks]

@@ -33,6 +33,7 @@ from promptgen.export.common import (
     exported_tests,
     metric_sources,
     models_under_test,
+    native_metrics_skipped,
     output_rules,
     parsed_checks,
     placeholder_messages,
@@ -79,6 +80,7 @@ _STRING_KEYS = {
 def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     """Write `out/<name>.prompt.yml` (or, with settings.in_place, the author's file)."""
     result = ExportResult(TARGET)
+    result.skipped += native_metrics_skipped(ctx)
     target = out / f"{_file_stem(ctx.prompt.name)}.prompt.yml"
     if ctx.prompt.format != "prompt.yml":
         if settings.in_place:

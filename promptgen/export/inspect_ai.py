@@ -29,6 +29,7 @@ from promptgen.export.common import (
     input_text,
     metric_sources,
     models_under_test,
+    native_metrics_skipped,
     parsed_checks,
     provider_and_name,
     rendered_messages,
@@ -74,6 +75,7 @@ CONFIG_FIELDS = {
 
 def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     result = ExportResult(TARGET)
+    result.skipped += native_metrics_skipped(ctx)
     tests = exported_tests(ctx)
     config, skipped_params = generate_config(ctx)
     checks, skipped_checks = check_scorers(ctx, tests)

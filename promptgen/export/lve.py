@@ -25,6 +25,7 @@ from promptgen.export.common import (
     ExportSettings,
     exported_tests,
     models_under_test,
+    native_metrics_skipped,
     parsed_checks,
     placeholder_messages,
     sampling,
@@ -51,6 +52,7 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
         return result
     checker, metrics, skipped = checker_args(ctx)
     result.skipped += skipped
+    result.skipped += [n for n in native_metrics_skipped(ctx) if "'pa:" in n]
     source = ctx.prompt.extra.get("lve") or {}
     default = source.get("model") or ctx.prompt.model.id or "promptgen/model"
     models = models_under_test(ctx, settings) or [default]

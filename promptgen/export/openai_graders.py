@@ -17,6 +17,7 @@ from promptgen.export.common import (
     compliance_judge,
     expected_output,
     metric_sources,
+    not_a_check,
     parsed_checks,
     quoted_prompt,
     rules_text,
@@ -38,7 +39,7 @@ def testing_criteria(
         if info.kind == "check":
             spec = checks.get(info.name)
             if spec is None:
-                result.skipped.append(f"check {info.name!r}: it no longer parses")
+                result.skipped.append(f"check {info.name!r}: {not_a_check(info)}")
                 continue
             made, why = string_check(spec, fields)
         elif info.kind == "compliance":

@@ -25,6 +25,7 @@ from promptgen.export.common import (
     exported_tests,
     metric_sources,
     models_under_test,
+    native_metrics_skipped,
     output_rules,
     parsed_checks,
     placeholder_messages,
@@ -61,6 +62,7 @@ _SAME = {
 
 def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     result = ExportResult("promptfoo")
+    result.skipped += native_metrics_skipped(ctx)
     tests = exported_tests(ctx)
     messages = placeholder_messages(ctx, lambda name: "{{" + name + "}}")
     if messages is None:

@@ -3,7 +3,8 @@
 A testcase aggregates its runs and gets at most one status, most serious first:
 <failure> (a run was non-compliant or failed a check), <error> (a run errored, or its
 reply was empty or cut off: type "faulty-output", never a pass or a failure),
-<skipped> (no run got a compliance verdict); otherwise it passed.
+<skipped> (no run got a compliance verdict; without the compliance judge, no run got a
+check's verdict); otherwise it passed.
 
 The document is scrubbed of every known key value before it is returned.
 """
@@ -19,6 +20,7 @@ from promptgen.context import Context
 from promptgen.report.stats import (
     FAULT_LABELS,
     Failure,
+    check_names,
     error_kind,
     error_text,
     excerpt,
@@ -74,6 +76,8 @@ def _seconds(runs: list[TestRun]) -> float:
 def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: list[Failure]) -> str:
     """Add one testcase; return its status ("failures", "errors", "skipped" or "passed")."""
     test = ctx.test(runs[0].test_id)
+    checks = check_names(ctx)
+    judged = any(m.kind == "compliance" for m in ctx.metrics)
     case = ET.SubElement(
         suite,
         "testcase",
@@ -102,15 +106,24 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
         element.text = clean(
             "\n".join(f"run {r.run_index}: {error_kind(r)}: {error_text(r)}" for r in errored)
         )
-    elif all(verdict(r) is None for r in runs):
+    elif all(verdict(r) is None for r in runs) and (judged or not _any_verdict(runs, checks)):
         status = "skipped"
-        ET.SubElement(case, "skipped", message="no compliance verdict (the judges did not answer)")
+        what = "compliance verdict" if judged else "verdict"
+        ET.SubElement(case, "skipped", message=f"no {what} (the judges did not answer)")
     else:
         status = "passed"
     inputs = json.dumps(test.inputs if test else {}, ensure_ascii=False, default=str)
     outputs = "\n".join(f"run {r.run_index}: {_shown(r)}" for r in runs)
     ET.SubElement(case, "system-out").text = clean(f"inputs: {inputs}\n{outputs}")
     return status
+
+
+def _any_verdict(runs: list[TestRun], checks: set[str]) -> bool:
+    """Whether a deterministic check gave any run a verdict (a run without a compliance
+    judge, e.g. `pa run`, passes on its checks)."""
+    return any(
+        m.outcome != "unknown" for r in runs for name, m in r.metrics.items() if name in checks
+    )
 
 
 def _failure_text(failure: Failure) -> str:

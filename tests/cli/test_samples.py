@@ -14,7 +14,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-PATTERNS = ("*.prompty", "*.prompt.yml", "*.md", "*.txt")
+# A format whose prompt comes with a folder of its own sits in a subfolder.
+PATTERNS = (
+    "*.prompty", "*.prompt.yml", "*.md", "*.txt", "promptarchitect/*.prompt",
+    "lve/*/*/test.json", "judges/*.verdict.md",
+)  # fmt: skip
 
 
 def _prompt_files() -> list[Path]:
@@ -85,7 +89,8 @@ def test_sample_loads_and_renders(path: Path) -> None:
 def test_readme_lists_every_sample() -> None:
     readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
     for path in PROMPT_FILES:
-        assert f"`{path.name}`" in readme, f"samples/README.md does not mention {path.name}"
+        name = path.relative_to(SAMPLES).as_posix()
+        assert f"`{name}`" in readme, f"samples/README.md does not mention {name}"
     for path in (SAMPLES / "data").glob("*"):
         assert f"`data/{path.name}`" in readme, f"samples/README.md does not mention {path.name}"
 
@@ -234,6 +239,54 @@ def test_mustache_template() -> None:
     for change in prompt["inputs"]["changes"]["sample"]:
         assert f"- [{change['kind']}] {change['title']}" in rendered
     assert "{{" not in rendered
+
+
+def test_promptarchitect_prompt() -> None:
+    data = inspect("promptarchitect/answer-from-article.prompt")
+    prompt = data["prompt"]
+    assert (prompt["format"], prompt["template_engine"]) == ("promptarchitect", "mustache")
+    assert prompt["model"]["provider"] == "openai"
+    samples = prompt["test_samples"]
+    assert [s["source"] for s in samples] == [
+        "tests/01-password-reset.md", "tests/02-export-pdf.md", "tests/03-refund.md",
+        "tests/04-not-covered.md",
+    ]  # fmt: skip
+    assert all(set(s["inputs"]) == {"product", "article", "input"} for s in samples)
+    tests = prompt["extra"]["promptarchitect"]["tests"]
+    assert {"question", "score", "metric", "property", "keyword"} <= {
+        t["type"] for t in tests.values()
+    }
+    assert [m["name"] for m in data["metrics"] if m["name"].startswith("pa:")] == [
+        f"pa:{name}" for name in tests
+    ]
+    system = (SAMPLES / "promptarchitect" / "support-agent.md").read_text(encoding="utf-8")
+    assert data["rendered"][0]["content"] == system.strip()
+    assert samples[0]["inputs"]["input"] in data["rendered"][1]["content"]
+    assert "{{" not in data["rendered"][1]["content"]
+
+
+def test_lve_test() -> None:
+    data = inspect("lve/discount-code-leak/openai--gpt-4o-mini/test.json")
+    prompt = data["prompt"]
+    assert (prompt["format"], prompt["template_engine"]) == ("lve", "format")
+    assert data["inputs_declared"] == ["code", "request"]
+    assert [s["source"] for s in prompt["test_samples"]] == ["recorded.jsonl:1", "recorded.jsonl:2"]
+    assert prompt["extra"]["lve"]["checker_args"]["checker_name"] == "RegexChecker"
+    assert "lve:RegexChecker" in [m["name"] for m in data["metrics"]]
+    assert "NW-STAFF-42" in data["rendered"][0]["content"]
+
+
+def test_verdict_judge() -> None:
+    data = inspect("judges/reply-tone.verdict.md")
+    prompt = data["prompt"]
+    assert (prompt["format"], prompt["template_engine"]) == ("verdict", "verdict")
+    judge = prompt["extra"]["verdict"]
+    assert (judge["scale"], judge["judges"], judge["pool"], judge["pass"]) == (
+        {"kind": "discrete", "min": 1, "max": 5}, 3, "mean", 4)  # fmt: skip
+    assert judge["rubric"]["count"] == 3
+    rendered = _rendered(data)
+    assert "1. <rubric 1>" in rendered and "scale from 1 to 5" in rendered
+    assert "{" not in rendered
 
 
 def test_plain_text_prompt() -> None:

@@ -15,7 +15,7 @@ from promptgen.options import Evaluation, Options
 
 def test_the_kinds_and_their_order() -> None:
     names = [k.__name__.rsplit(".", 1)[-1] for k in kinds()]
-    assert names == ["builtin", "custom", "verdict_judge", "check_metric"]
+    assert names == ["builtin", "custom", "verdict_judge", "check_metric", "lve", "promptarchitect"]
 
 
 def test_every_kind_in_one_list(tmp_path: Path) -> None:
