@@ -10,13 +10,13 @@ are validated here (Promptarchitect accepts any output as Markdown and has no te
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
 from promptgen.evaluation.checks import CheckResult, Contains, IsJson
+from promptgen.formats.detect import is_json_document
 
 LANGUAGE_CHARS = 100  # Promptarchitect detects the language of the first 100 characters
 _SPLITTERS: dict[str, Callable[[str], list[str]]] = {
@@ -108,23 +108,11 @@ def markdown_constructs(text: str) -> list[str]:
     return [name for name, pattern in MARKDOWN.items() if pattern.search(text)]
 
 
-def _is_json_document(text: str) -> bool:
-    """A JSON object or array (a bare string or number reads as plain text)."""
-    stripped = text.strip()
-    if not stripped.startswith(("{", "[")):
-        return False
-    try:
-        json.loads(stripped)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
 def _markup_problem(output: str) -> str | None:
     """Why the output is not free text of some kind: empty, JSON, or HTML."""
     if not output.strip():
         return "the output is empty"
-    if _is_json_document(output):
+    if is_json_document(output):
         return "the output is JSON"
     if html_problem(output) is None:
         return "the output is an HTML document"

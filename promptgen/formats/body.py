@@ -1,4 +1,4 @@
-"""Frontmatter split and the Prompty role-marker parser, shared by .prompty/.md/.txt."""
+"""Frontmatter split and read, and the Prompty role-marker parser, shared by the loaders."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from promptgen.errors import PromptFormatError
 from promptgen.model import ROLES, Message
+from promptgen.yamlpos import Path_, YamlLimitError, load_yaml, yaml_error_line, yaml_error_text
 
 _ROLE_NAMES = "|".join(ROLES)
 _MARKER = re.compile(
@@ -26,6 +29,44 @@ class SplitFile:
     body: str
     body_line: int  # 1-based line of the file where the body starts
     frontmatter_line: int = 2  # 1-based line of the first frontmatter line
+
+
+def read_frontmatter(
+    text: str | None, first_line: int, file: str, what: str = "frontmatter"
+) -> tuple[dict[str, Any], dict[Path_, int]]:
+    """The YAML of a frontmatter (`what` names it in errors) as a mapping, and the line of
+    each key; an error with its line for bad YAML, a document over promptgen's limits or
+    anything but a mapping."""
+    if text is None:
+        return {}, {}
+    offset = first_line - 1
+    try:
+        doc = load_yaml(text, offset)
+    except YamlLimitError as err:
+        raise PromptFormatError(
+            f"{what}: {yaml_error_text(err)}",
+            file=file,
+            line=yaml_error_line(err, offset),
+            hint="see the limits in docs/formats.md",
+        ) from err
+    except yaml.YAMLError as err:
+        raise PromptFormatError(
+            f"invalid {what} YAML: {yaml_error_text(err)}",
+            file=file,
+            line=yaml_error_line(err, offset),
+            hint="fix the YAML between the '---' lines",
+        ) from err
+    raw = doc.data
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, dict):
+        raise PromptFormatError(
+            f"{what} must be a YAML mapping of 'key: value' lines",
+            file=file,
+            line=first_line,
+            hint="see docs/formats.md",
+        )
+    return raw, doc.keys
 
 
 def split_frontmatter(text: str, file: str, *, require_close: bool = True) -> SplitFile:

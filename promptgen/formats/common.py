@@ -107,23 +107,33 @@ def split_sample(data: dict[str, Any], source: str | None = None) -> TestSample:
     return TestSample(inputs=inputs, expected=expected, source=source)
 
 
-def detect_inputs(prompt: PromptUnderTest) -> None:
+# How each template engine writes a placeholder of the input promptgen adds.
+_PLACEHOLDERS = {"format": "{%s}", "verdict": "{source.%s}"}
+
+
+def detect_inputs(prompt: PromptUnderTest, auto_input: bool = True) -> None:
     """Add undeclared template variables as string inputs; give an input-less prompt one.
 
     Rule: every name a message template reads that the frontmatter does not declare
     becomes a string input (`detected`). If the prompt then has no inputs at all, an
-    input named `input` is added and appended as a final user message, so generated
-    tests have somewhere to go.
+    input named `input` is added and appended as a final user message (to every prompt
+    of a multi-run prompt), so generated tests have somewhere to go; unless `auto_input`
+    is False (an LVE run as its author wrote it).
     """
-    for message in prompt.messages:
-        for name in template_variables(message.content, prompt.template_engine):
+    engine = prompt.template_engine
+    lists = [prompt.messages, *(v.messages for v in prompt.variants)]
+    for message in (m for messages in lists for m in messages):
+        for name in template_variables(message.content, engine):
             if name not in prompt.inputs:
                 prompt.inputs[name] = PromptInput(name=name, detected=True)
-    if not prompt.inputs:
-        prompt.inputs[AUTO_INPUT] = PromptInput(
-            name=AUTO_INPUT, detected=True, description="The text the prompt works on."
-        )
-        prompt.messages.append(Message(role="user", content="{{" + AUTO_INPUT + "}}"))
+    if prompt.inputs or not auto_input:
+        return
+    prompt.inputs[AUTO_INPUT] = PromptInput(
+        name=AUTO_INPUT, detected=True, description="The text the prompt works on."
+    )
+    placeholder = _PLACEHOLDERS.get(engine, "{{%s}}") % AUTO_INPUT
+    for messages in lists:
+        messages.append(Message(role="user", content=placeholder))
 
 
 # Call parameters whose type the providers insist on (after normalize_options).

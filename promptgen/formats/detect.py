@@ -145,7 +145,8 @@ def _refuse(path: Path, kind: str) -> PromptFormatError:
     )
 
 
-def _is_json_document(text: str) -> bool:
+def is_json_document(text: str) -> bool:
+    """A JSON object or array (a bare string or number reads as plain text)."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return False
@@ -174,7 +175,7 @@ def detect(path: Path, text: str) -> str:
         if suffix == ".jsonl" and _is_lve_jsonl(text):
             return "lve-prompt"
         raise _refuse(path, f"a {_NOT_PROMPTS[suffix]} file")
-    if not name.endswith(".prompt") and _is_json_document(text):
+    if not name.endswith(".prompt") and is_json_document(text):
         raise _refuse(path, "a JSON document")
     found = candidates(path, text)
     if len(found) > 1:

@@ -22,7 +22,7 @@ from typing import Any
 from promptgen.bounds import MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats import read_text
-from promptgen.formats.common import AUTO_INPUT
+from promptgen.formats.common import detect_inputs
 from promptgen.formats.lve_files import (
     PLACEHOLDER,
     LveMessage,
@@ -43,7 +43,7 @@ from promptgen.model import (
     PromptVariant,
     TestSample,
 )
-from promptgen.render import check_syntax, template_variables
+from promptgen.render import check_syntax
 
 PROMPT_KEYS = ("prompt", "prompt_file", "multi_run_prompt")
 KEYS = (
@@ -305,7 +305,7 @@ def to_prompt(test: LveTest, *, samples: bool = True, auto_input: bool = True) -
         extra={"lve": lve_facts(test)},
         warnings=warnings,
     )
-    _detect(prompt, auto_input)
+    detect_inputs(prompt, auto_input)
     return prompt
 
 
@@ -359,28 +359,6 @@ def _samples(test: LveTest) -> list[TestSample]:
     return samples
 
 
-def _detect(prompt: PromptUnderTest, auto_input: bool = True) -> None:
-    """Placeholders that are not declared parameters become inputs too; a prompt with no
-    inputs gets `input`, sent as a last user message (as for every format)."""
-    for variant in prompt.variants or [None]:
-        messages = variant.messages if variant else prompt.messages
-        for message in messages:
-            for name in template_variables(message.content, "format"):
-                if name not in prompt.inputs:
-                    prompt.inputs[name] = PromptInput(name=name, detected=True)
-    if prompt.inputs or not auto_input:
-        return
-    prompt.inputs[AUTO_INPUT] = PromptInput(
-        name=AUTO_INPUT, detected=True, description="The text the prompt works on."
-    )
-    last = Message(role="user", content="{" + AUTO_INPUT + "}")
-    for variant in prompt.variants:
-        variant.messages.append(last)
-    prompt.messages = list(prompt.variants[0].messages) if prompt.variants else prompt.messages
-    if not prompt.variants:
-        prompt.messages.append(last)
-
-
 def load_prompt_file(path: Path, text: str) -> PromptUnderTest:
     """An LVE `.prompt` file on its own: its messages, `{placeholders}` as inputs."""
     file = str(path)
@@ -403,5 +381,5 @@ def load_prompt_file(path: Path, text: str) -> PromptUnderTest:
     )
     if any(m.image_url for m in messages):
         prompt.warnings.append(f"{file}: image_url is not sent: promptgen tests text prompts")
-    _detect(prompt)
+    detect_inputs(prompt)
     return prompt

@@ -14,15 +14,12 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from promptgen.bounds import MAX_DATA_FILE_BYTES, printable
 from promptgen.errors import PromptFormatError
-from promptgen.formats.body import split_frontmatter
+from promptgen.formats.body import read_frontmatter, split_frontmatter
 from promptgen.formats.pa_tests import Where
 from promptgen.jsonio import read_limited
 from promptgen.model import TestSample
-from promptgen.yamlpos import YamlLimitError, load_yaml, yaml_error_line, yaml_error_text
 
 SAMPLE_SUFFIXES = (".md", ".markdown", ".txt")
 MAX_SAMPLE_FILES = 10_000
@@ -107,28 +104,8 @@ def read_sample(path: Path, root: Path, where: Where) -> TestSample:
 
 
 def _properties(text: str | None, first_line: int, file: str) -> dict[str, Any]:
-    if text is None:
-        return {}
-    offset = first_line - 1
-    try:
-        data = load_yaml(text, offset).data
-    except YamlLimitError as err:
-        raise PromptFormatError(
-            f"test sample frontmatter: {yaml_error_text(err)}",
-            file=file,
-            line=yaml_error_line(err, offset),
-            hint="see the limits in docs/formats.md",
-        ) from err
-    except yaml.YAMLError as err:
-        raise PromptFormatError(
-            f"invalid test sample frontmatter YAML: {yaml_error_text(err)}",
-            file=file,
-            line=yaml_error_line(err, offset),
-            hint="fix the YAML between the '---' lines",
-        ) from err
-    if data is None:
-        return {}
-    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+    data, _ = read_frontmatter(text, first_line, file, "test sample frontmatter")
+    if not all(isinstance(k, str) for k in data):
         raise PromptFormatError(
             "test sample frontmatter must be a mapping of property names to values",
             file=file,

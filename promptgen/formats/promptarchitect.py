@@ -23,11 +23,10 @@ from typing import Any
 
 from promptgen.bounds import MAX_DATA_FILE_BYTES, printable
 from promptgen.errors import PromptFormatError, RenderError
-from promptgen.formats.body import split_frontmatter
+from promptgen.formats.body import read_frontmatter, split_frontmatter
 from promptgen.formats.common import check_parameters, strip_suffix
 from promptgen.formats.pa_samples import read_samples
 from promptgen.formats.pa_tests import Where, fields_read, read_tests
-from promptgen.formats.prompty import _read_frontmatter
 from promptgen.formats.refs import RefResolver
 from promptgen.jsonio import read_limited
 from promptgen.model import Message, ModelConfig, PromptInput, PromptUnderTest, TestSample
@@ -48,7 +47,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
     """A Promptarchitect prompt file as a prompt under test (see the module docstring)."""
     file = str(path)
     split = split_frontmatter(text, file)
-    raw, lines = _read_frontmatter(split.frontmatter, split.frontmatter_line, file)
+    raw, lines = read_frontmatter(split.frontmatter, split.frontmatter_line, file)
     where = Where(file, lines)
     for key in raw:
         if key not in KEYS:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from promptgen.bounds import MAX_MESSAGES, MAX_SCENARIOS, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
-from promptgen.formats.body import parse_messages, split_frontmatter
+from promptgen.formats.body import parse_messages, read_frontmatter, split_frontmatter
 from promptgen.formats.common import (
     check_count,
     check_parameters,
@@ -41,11 +40,7 @@ from promptgen.model import (
 from promptgen.render import check_syntax
 from promptgen.yamlpos import (
     Path_,
-    YamlLimitError,
     line_of,
-    load_yaml,
-    yaml_error_line,
-    yaml_error_text,
 )
 
 _SUFFIXES = (".prompty", ".md", ".txt")
@@ -60,7 +55,7 @@ _ENGINES: dict[str, TemplateEngine] = {
 def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     file = str(path)
     split = split_frontmatter(text, file, require_close=fmt == "prompty")
-    raw, lines = _read_frontmatter(split.frontmatter, split.frontmatter_line, file)
+    raw, lines = read_frontmatter(split.frontmatter, split.frontmatter_line, file)
     where = {"file": file, "lines": lines}
     check_count(raw.get("scenarios"), MAX_SCENARIOS, ("scenarios",), what="scenarios", **where)
     check_count(raw.get("testSamples"), MAX_TEST_SAMPLES, ("testSamples",), what="samples", **where)
@@ -162,41 +157,6 @@ def _check_values(front: dict[str, Any], file: str, lines: dict[Path_, int]) -> 
             check_parameters(
                 model.get(block), ("model", block), file=file, lines=lines, what="frontmatter"
             )
-
-
-def _read_frontmatter(
-    text: str | None, first_line: int, file: str
-) -> tuple[dict[str, Any], dict[Path_, int]]:
-    if text is None:
-        return {}, {}
-    offset = first_line - 1
-    try:
-        doc = load_yaml(text, offset)
-    except YamlLimitError as err:
-        raise PromptFormatError(
-            f"frontmatter: {yaml_error_text(err)}",
-            file=file,
-            line=yaml_error_line(err, offset),
-            hint="see the limits in docs/formats.md",
-        ) from err
-    except yaml.YAMLError as err:
-        raise PromptFormatError(
-            f"invalid frontmatter YAML: {yaml_error_text(err)}",
-            file=file,
-            line=yaml_error_line(err, offset),
-            hint="fix the YAML between the '---' lines",
-        ) from err
-    raw = doc.data
-    if raw is None:
-        return {}, {}
-    if not isinstance(raw, dict):
-        raise PromptFormatError(
-            "frontmatter must be a YAML mapping of 'key: value' lines",
-            file=file,
-            line=first_line,
-            hint="see docs/formats.md",
-        )
-    return raw, doc.keys
 
 
 def _engine(template: Any, file: str, lines: dict[Path_, int]) -> TemplateEngine:

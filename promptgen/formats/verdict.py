@@ -16,14 +16,14 @@ from typing import Any
 
 from promptgen.bounds import printable
 from promptgen.errors import PromptFormatError, RenderError
-from promptgen.formats.body import split_frontmatter
-from promptgen.formats.common import AUTO_INPUT, model_config, strip_suffix
+from promptgen.formats.body import read_frontmatter, split_frontmatter
+from promptgen.formats.common import detect_inputs, model_config, strip_suffix
 from promptgen.formats.frontmatter import Frontmatter
-from promptgen.formats.prompty import _inputs, _read_frontmatter
+from promptgen.formats.prompty import _inputs
 from promptgen.formats.refs import RefResolver
 from promptgen.formats.validate import validate_section
-from promptgen.model import Message, PromptInput, PromptUnderTest
-from promptgen.verdict_template import check, parse_template, variables
+from promptgen.model import Message, PromptUnderTest
+from promptgen.verdict_template import check, parse_template
 from promptgen.yamlpos import Path_, line_of
 
 FORMAT_KEYS = ("name", "description", "model", "inputs", "tags")
@@ -63,7 +63,7 @@ class _Where:
 def load(path: Path, text: str) -> PromptUnderTest:
     file = str(path)
     split = split_frontmatter(text, file)
-    raw, lines = _read_frontmatter(split.frontmatter, split.frontmatter_line, file)
+    raw, lines = read_frontmatter(split.frontmatter, split.frontmatter_line, file)
     where = _Where(file, lines, split.frontmatter, split.frontmatter_line)
     known = {k: v for k, v in raw.items() if k in FORMAT_KEYS}
     front: Any = validate_section(Frontmatter, known, file=file, lines=lines, what="frontmatter")
@@ -90,7 +90,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
         extra={**other, **({"verdict": judge} if judge else {})},
         warnings=warnings,
     )
-    _detect_inputs(prompt)
+    detect_inputs(prompt)
     return prompt
 
 
@@ -119,20 +119,6 @@ def template_messages(body: str, first_line: int, file: str) -> tuple[list[Messa
                 )
         messages.append(Message(role=section.role, content=section.content, line=section.line))
     return messages, warnings
-
-
-def _detect_inputs(prompt: PromptUnderTest) -> None:
-    """Inputs read off `source`/`input` become string inputs; a prompt that reads none
-    gets an `input`, sent as a last user message."""
-    for message in prompt.messages:
-        for name in variables(message.content):
-            if name not in prompt.inputs:
-                prompt.inputs[name] = PromptInput(name=name, detected=True)
-    if not prompt.inputs:
-        prompt.inputs[AUTO_INPUT] = PromptInput(
-            name=AUTO_INPUT, detected=True, description="The text the prompt works on."
-        )
-        prompt.messages.append(Message(role="user", content="{source." + AUTO_INPUT + "}"))
 
 
 # -- the judge keys --------------------------------------------------------------------

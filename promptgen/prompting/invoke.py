@@ -9,7 +9,6 @@ from typing import Any
 
 from promptgen.model import PromptUnderTest
 from promptgen.options import Evaluation
-from promptgen.render import render_messages
 from promptgen.results import Test
 
 # Parameters the gateway takes by name; the rest travel as extra call parameters.
@@ -26,11 +25,6 @@ def test_arguments(prompt: PromptUnderTest, test: Test) -> dict[str, Any]:
         values.update(scenario.parameters)
     values.update(test.inputs)
     return values
-
-
-def test_messages(prompt: PromptUnderTest, test: Test) -> list[dict[str, Any]]:
-    """The prompt rendered for one test (raises RenderError when an input is missing)."""
-    return render_messages(prompt, test_arguments(prompt, test))
 
 
 def input_text(prompt: PromptUnderTest, test: Test) -> str:

@@ -1,4 +1,5 @@
-"""Calling a model under test on a multi-step or multi-run prompt (LVE).
+"""Calling a model under test: one call, or every step of a multi-step or multi-run
+prompt (LVE).
 
 Multi-step: an assistant message with a `variable` and no content is written by the
 model under test: it is called on the messages before it, and its answer takes the
@@ -42,7 +43,9 @@ class Walk:
 
 def _rendered(prompt: PromptUnderTest, messages: list[Message], values: dict[str, Any]) -> Any:
     """The messages rendered (RenderError when an input is missing)."""
-    return render_messages(prompt.model_copy(update={"messages": messages}), values)
+    if messages is not prompt.messages:
+        prompt = prompt.model_copy(update={"messages": messages})
+    return render_messages(prompt, values)
 
 
 async def walk(

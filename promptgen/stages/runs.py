@@ -16,7 +16,7 @@ from promptgen.errors import RenderError
 from promptgen.evaluation.scoring import needed, score
 from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
-from promptgen.prompting.invoke import CallSettings, call_settings, stored, test_messages
+from promptgen.prompting.invoke import CallSettings, call_settings, stored
 from promptgen.results import Test, TestRun
 from promptgen.secrets import scrub
 from promptgen.selection import cells
@@ -85,32 +85,13 @@ async def run_test(
     """Call `model` with the prompt rendered for `test` (variant = run index or attempt)."""
     record = TestRun(test_id=test.id, model=model, run_index=variant)
     try:
-        if multi_step(prompt):
-            done = await walk(prompt, llm, settings, test, model, variant, stage)
-            record.output, record.error, record.fault = done.output, done.error, done.fault
-            record.steps, record.usage, record.latency_ms = done.steps, done.usage, done.latency_ms
-            if record.error is not None:
-                record.error = scrub(record.error)
-            return record
-        messages = test_messages(prompt, test)
+        done = await walk(prompt, llm, settings, test, model, variant, stage)
     except RenderError as err:
         record.error = f"cannot render the prompt for this test: {err.one_line()}"
         return record
-    result = await llm.complete(
-        messages,
-        model=model,
-        output=settings.output,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        params=settings.params,
-        variant=variant,
-        stage=stage,
-    )
-    record.output, record.error, record.fault = result.text, result.error, result.fault
-    if result.error is None and result.text is None:
-        record.error = f"{model}: empty answer"
+    record.output, record.error, record.fault = done.output, done.error, done.fault
+    record.usage, record.latency_ms = done.usage, done.latency_ms
+    record.steps = done.steps if multi_step(prompt) else None
     if record.error is not None:
         record.error = scrub(record.error)
-    record.usage, record.latency_ms = result.usage, result.latency_ms
     return record

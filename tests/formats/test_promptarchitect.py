@@ -389,7 +389,7 @@ def test_a_bad_sample_is_named_with_its_line(write: Write) -> None:
     assert (info.value.file, info.value.line) == (str(bad), 3)
     assert info.value.message.startswith("invalid test sample frontmatter YAML")
     write("s/bad.md", "---\n- a list\n---\nbody\n")
-    with pytest.raises(PromptFormatError, match="must be a mapping of property names"):
+    with pytest.raises(PromptFormatError, match="must be a YAML mapping"):
         load_prompt(path)
 
 
