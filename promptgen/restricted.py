@@ -13,45 +13,37 @@ reach `eval`: they are parsed with `ast` and walked by `simpleeval`, with
   before it is computed), and a time budget checked at every node.
 
 A refused expression raises `ExpressionRefused` (exit 2, a one-line reason); one that
-is allowed but fails on its data (`int("abc")`) raises `ExpressionFailed`.
+is allowed but fails on its data (`int("abc")`) raises `ExpressionFailed`. The functions
+and sized operators live in promptgen/restricted_ops.py.
 """
 
 from __future__ import annotations
 
 import ast
-import math
-import operator
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import regex
 import simpleeval
 
-from promptgen.bounds import (
-    METHOD_CHARS,
-    REGEX_TIMEOUT_SECONDS,
-    field_size,
-    joined_size,
-    percent_size,
+from promptgen.bounds import field_size
+from promptgen.restricted_ops import (
+    FUNCTIONS,
+    MATCH_ATTRS,
+    MAX_STRING,
+    OPERATORS,
+    RE,
+    ExpressionFailed,
+    ExpressionRefused,
+    ReModule,
+    check_method,
 )
-from promptgen.errors import BadInputError
 
 MAX_SOURCE_CHARS = 10_000
 MAX_AST_DEPTH = 100
-MAX_RANGE = 100_000
-MAX_INT_BITS = 100_000
-MAX_STRING = 1_000_000
 SECONDS = 1.0
-
-
-class ExpressionRefused(BadInputError):
-    """The expression uses something the evaluator does not allow, or goes past a bound."""
-
-
-class ExpressionFailed(Exception):
-    """An allowed expression raised on its data (the message says what)."""
 
 
 class _AnyPublicName:
@@ -91,145 +83,15 @@ class Record(Mapping[str, Any]):
         return f"Record({self._data!r})"
 
 
-def _bounded_regex(name: str) -> Callable[..., Any]:
-    def call(pattern: str, text: str, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(pattern, str) or not isinstance(text, str):
-            raise ExpressionFailed(f"re.{name} needs a pattern and a text")
-        try:
-            return getattr(regex, name)(
-                pattern, text, *args, timeout=REGEX_TIMEOUT_SECONDS, **kwargs
-            )
-        except TimeoutError:
-            raise ExpressionRefused(
-                f"re.{name}(/{pattern[:60]}/) ran past {REGEX_TIMEOUT_SECONDS:g} s"
-            ) from None
-        except regex.error as err:
-            raise ExpressionFailed(f"re.{name}: bad pattern {pattern[:60]!r}: {err}") from None
-
-    call.__name__ = name
-    return call
-
-
-class _ReModule:
-    """What an expression may use of `re` (Python `re` syntax, through `regex`)."""
-
-    NAMES: ClassVar[tuple[str, ...]] = ("match", "search", "fullmatch", "findall", "split", "sub")
-    FLAGS: ClassVar[dict[str, int]] = {
-        "I": regex.I,
-        "IGNORECASE": regex.I,
-        "M": regex.M,
-        "MULTILINE": regex.M,
-        "S": regex.S,
-        "DOTALL": regex.S,
-        "A": regex.A,
-        "ASCII": regex.A,
-    }
-
-    def __init__(self) -> None:
-        for name in self.NAMES:
-            setattr(self, name, _bounded_regex(name))
-        for flag, value in self.FLAGS.items():
-            setattr(self, flag, int(value))
-
-
-RE = _ReModule()
-_MATCH_ATTRS = {"group", "groups", "groupdict", "start", "end", "span", "string"}
-
-
-def _range(*args: int) -> range:
-    values = range(*args)
-    if len(values) > MAX_RANGE:
-        raise ExpressionRefused(f"range of {len(values):,} items (at most {MAX_RANGE:,})")
-    return values
-
-
 def _allowed_attrs() -> dict[Any, Any]:
     allowed: dict[Any, Any] = {
         kind: set(names) - {"format", "format_map", "encode", "maketrans", "translate"}
         for kind, names in simpleeval.BASIC_ALLOWED_ATTRS.items()
     }
     allowed[Record] = _AnyPublicName()
-    allowed[_ReModule] = {*_ReModule.NAMES, *_ReModule.FLAGS}
-    allowed[type(regex.match("", ""))] = _MATCH_ATTRS
+    allowed[ReModule] = {*ReModule.NAMES, *ReModule.FLAGS}
+    allowed[type(regex.match("", ""))] = MATCH_ATTRS
     return allowed
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "int": int,
-    "float": float,
-    "str": str,
-    "bool": bool,
-    "len": len,
-    "abs": abs,
-    "min": min,
-    "max": max,
-    "sum": sum,
-    "round": round,
-    "sorted": sorted,
-    "reversed": lambda xs: list(reversed(xs)),
-    "all": all,
-    "any": any,
-    "list": list,
-    "tuple": tuple,
-    "dict": dict,
-    "set": set,
-    "enumerate": lambda xs, start=0: list(enumerate(xs, start)),
-    "zip": lambda *xs: list(zip(*xs, strict=False)),
-    "range": _range,
-}
-
-
-def _int_bits(value: Any) -> int:
-    return abs(value).bit_length() if isinstance(value, int) else 0
-
-
-def _power(a: Any, b: Any) -> Any:
-    whole = isinstance(a, int) and isinstance(b, int)
-    if whole and b > 0 and abs(a) > 1 and b * math.log2(abs(a)) > MAX_INT_BITS:
-        raise ExpressionRefused(f"{a} ** {b} is too large (over {MAX_INT_BITS:,} bits)")
-    if (isinstance(a, float) or isinstance(b, float)) and abs(b) > 10_000:
-        raise ExpressionRefused(f"exponent {b} is too large")
-    return operator.pow(a, b)
-
-
-def _multiply(a: Any, b: Any) -> Any:
-    if _int_bits(a) + _int_bits(b) > MAX_INT_BITS:
-        raise ExpressionRefused(f"a product over {MAX_INT_BITS:,} bits")
-    for seq, n in ((a, b), (b, a)):
-        sized = isinstance(seq, (str, list, tuple)) and isinstance(n, int)
-        if sized and len(seq) * n > MAX_STRING:
-            raise ExpressionRefused(f"a sequence of {len(seq) * n:,} items")
-    return operator.mul(a, b)
-
-
-def _shift(a: Any, b: Any) -> Any:
-    if isinstance(b, int) and b > MAX_INT_BITS:
-        raise ExpressionRefused(f"a shift by {b} bits")
-    return operator.lshift(a, b)
-
-
-def _modulo(a: Any, b: Any) -> Any:
-    """`%`: printf-style formatting of a string is sized before it runs."""
-    if isinstance(a, str) and percent_size(a, b) > MAX_STRING:
-        raise ExpressionRefused(f"'%' formatting that builds over {MAX_STRING:,} characters")
-    return operator.mod(a, b)
-
-
-def _add(a: Any, b: Any) -> Any:
-    joined = isinstance(a, (str, list, tuple)) and isinstance(b, type(a))
-    if joined and len(a) + len(b) > MAX_STRING:
-        raise ExpressionRefused(f"a sequence of {len(a) + len(b):,} items")
-    return operator.add(a, b)
-
-
-OPERATORS = {
-    **simpleeval.DEFAULT_OPERATORS,
-    ast.Pow: _power,
-    ast.Mult: _multiply,
-    ast.LShift: _shift,
-    ast.Add: _add,
-    ast.Mod: _modulo,
-}
 
 
 class _Evaluator(simpleeval.EvalWithCompoundTypes):
@@ -258,7 +120,7 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
         kwargs = dict(self._eval(k) for k in node.keywords)
         owner = getattr(method, "__self__", None)
         if isinstance(owner, str):
-            _check_method(node.func.attr, owner, args, kwargs)
+            check_method(node.func.attr, owner, args, kwargs)
         return method(*args, **kwargs)
 
     def _eval_formattedvalue(self, node: ast.FormattedValue) -> Any:
@@ -270,16 +132,6 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
         if field_size(value, spec, MAX_STRING) > MAX_STRING:
             raise ExpressionRefused(f"a format width over {MAX_STRING:,} characters")
         return format(value, spec)
-
-
-def _check_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    size = 0
-    if name in METHOD_CHARS:
-        size = METHOD_CHARS[name](text, args, kwargs)
-    elif name == "join" and args and isinstance(args[0], (list, tuple)):
-        size = joined_size(text, list(args[0]))
-    if size > MAX_STRING:
-        raise ExpressionRefused(f"str.{name}() would build {size:,} characters")
 
 
 def parse(source: str, mode: str = "eval") -> ast.Expression:
