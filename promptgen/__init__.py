@@ -17,10 +17,12 @@ from promptgen.formats import load_prompt
 from promptgen.model import PromptUnderTest
 from promptgen.options import Evaluation, Generation, Instructions, Models, Options, Run
 from promptgen.render import render_messages, render_template
+from promptgen.report.diff import DiffResult, diff_contexts
 from promptgen.report.files import write_all as write_reports
 
 __all__ = [
     "Context",
+    "DiffResult",
     "Evaluation",
     "ExportResult",
     "ExportSettings",
@@ -33,6 +35,7 @@ __all__ = [
     "Run",
     "RunConfig",
     "__version__",
+    "diff_contexts",
     "load_context",
     "load_prompt",
     "prepare",

@@ -25,6 +25,8 @@ from promptgen.report.stats import (
     error_text,
     excerpt,
     failures,
+    has_compliance_judge,
+    passed,
     reason_label,
     verdict,
 )
@@ -77,7 +79,7 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
     """Add one testcase; return its status ("failures", "errors", "skipped" or "passed")."""
     test = ctx.test(runs[0].test_id)
     checks = check_names(ctx)
-    judged = any(m.kind == "compliance" for m in ctx.metrics)
+    judged = has_compliance_judge(ctx)
     case = ET.SubElement(
         suite,
         "testcase",
@@ -106,7 +108,7 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
         element.text = clean(
             "\n".join(f"run {r.run_index}: {error_kind(r)}: {error_text(r)}" for r in errored)
         )
-    elif all(verdict(r) is None for r in runs) and (judged or not _any_verdict(runs, checks)):
+    elif all(passed(r, checks, judged) is None for r in runs):
         status = "skipped"
         what = "compliance verdict" if judged else "verdict"
         ET.SubElement(case, "skipped", message=f"no {what} (the judges did not answer)")
@@ -116,14 +118,6 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
     outputs = "\n".join(f"run {r.run_index}: {_shown(r)}" for r in runs)
     ET.SubElement(case, "system-out").text = clean(f"inputs: {inputs}\n{outputs}")
     return status
-
-
-def _any_verdict(runs: list[TestRun], checks: set[str]) -> bool:
-    """Whether a deterministic check gave any run a verdict (a run without a compliance
-    judge, e.g. `pa run`, passes on its checks)."""
-    return any(
-        m.outcome != "unknown" for r in runs for name, m in r.metrics.items() if name in checks
-    )
 
 
 def _failure_text(failure: Failure) -> str:

@@ -85,6 +85,26 @@ def is_failing(run: TestRun, checks: set[str]) -> bool:
     return verdict(run) is False or bool(failed_checks(run, checks))
 
 
+def has_compliance_judge(ctx: Context) -> bool:
+    return any(m.kind == COMPLIANCE for m in ctx.metrics)
+
+
+def passed(run: TestRun, checks: set[str], compliance_judged: bool) -> bool | None:
+    """A run's CI verdict, as JUnit counts it: False when it is non-compliant or failed a
+    check; True when it is compliant, or (no compliance judge, e.g. `pa run`) a check gave
+    it a verdict and none failed; None when it errored or nothing judged it."""
+    if not judged(run):
+        return None
+    if is_failing(run, checks):
+        return False
+    if verdict(run) is True:
+        return True
+    if compliance_judged:
+        return None
+    answered = any(m.outcome != "unknown" for n, m in run.metrics.items() if n in checks)
+    return True if answered else None
+
+
 def mean(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
