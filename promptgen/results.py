@@ -115,7 +115,7 @@ class Test(_Record):
     groundtruth: str | None = None
     groundtruth_model: str | None = None
     groundtruth_score: float | None = None
-    groundtruth_status: Literal["ok", "invalid"] | None = None
+    groundtruth_status: Literal["ok", "invalid", "author"] | None = None
 
     @staticmethod
     def make_id(

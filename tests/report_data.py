@@ -2,7 +2,9 @@
 
 Two models, two scenarios (and one test without), two rules and one inverse rule. One
 run errored, one has no verdict, one failed only a check, and one output is an XSS
-payload that every report must escape.
+payload that every report must escape. One test is invalid (and was run all the same);
+the groundtruth of three tests is accepted, invalid and author-given; one rule is
+grounded, the other not.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from promptgen.results import (
 XSS = "</script><script>alert(1)</script> <b>bold</b>"
 CHECK = "contains=Hello"
 MODEL_A, MODEL_B = "model-a", "model-b"
+GROUNDTRUTH_MODEL = "gt-model"
 
 
 def _summary(score: float | None) -> MetricSummary:
@@ -91,8 +94,18 @@ def report_context() -> Context:
         prompt, run_id="example", intent="Greet the user politely.", input_spec="name: a name"
     )
     ctx.rules = [
-        Rule(id="rule-start", text="The output starts with Hello"),
-        Rule(id="rule-short", text="The output is one sentence | no more"),
+        Rule(
+            id="rule-start",
+            text="The output starts with Hello",
+            grounded=True,
+            grounded_reason="The system message says: Always start with Hello.",
+        ),
+        Rule(
+            id="rule-short",
+            text="The output is one sentence | no more",
+            grounded=False,
+            grounded_reason="The prompt <i>never</i> limits the length",
+        ),
     ]
     ctx.inverse_rules = [
         Rule(
@@ -103,13 +116,27 @@ def report_context() -> Context:
         )
     ]
     ctx.tests = [
-        Test(id="t1", rule_id="rule-start", scenario="formal", inputs={"name": "Ada"}, valid=True),
+        Test(
+            id="t1",
+            rule_id="rule-start",
+            scenario="formal",
+            inputs={"name": "Ada"},
+            valid=True,
+            groundtruth="Hello Ada, welcome.",
+            groundtruth_model=GROUNDTRUTH_MODEL,
+            groundtruth_score=250 / 3,
+            groundtruth_status="ok",
+        ),
         Test(
             id="t2",
             rule_id="rule-short",
             scenario="formal",
             inputs={"name": "Bob | Smith\nJr"},
             valid=True,
+            groundtruth="<b>Hi</b> Bob",
+            groundtruth_model=GROUNDTRUTH_MODEL,
+            groundtruth_score=12.5,
+            groundtruth_status="invalid",
         ),
         Test(
             id="t3",
@@ -118,8 +145,16 @@ def report_context() -> Context:
             scenario="casual",
             inputs={"name": "Eve"},
             valid=False,
+            validity_reason="A name is required; Eve is <not> one",
         ),
-        Test(id="t4", rule_id="rule-short", inputs={"name": "Zed"}),
+        Test(
+            id="t4",
+            rule_id="rule-short",
+            inputs={"name": "Zed"},
+            expected_output="Hello Zed.",
+            groundtruth="Hello Zed.",
+            groundtruth_status="author",
+        ),
         Test(id="t5", rule_id="rule-start", scenario="casual", inputs={"name": "Kim"}, valid=True),
     ]
     ctx.metrics = [

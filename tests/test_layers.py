@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("api", "lve_run"),
     ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
      "inspect_view", "schemas", "docsgen", "cli_export", "export", "cli_lve", "cli_lve_run",
-     "cli_pa", "cli_diff"),
+     "cli_pa", "cli_diff", "cli_view"),
 ]  # fmt: skip
 
 

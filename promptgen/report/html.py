@@ -9,26 +9,23 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from functools import cache
 from html import escape
 from pathlib import Path
 
 from promptgen.context import Context
+from promptgen.progress import usage_text
+from promptgen.report.findings import count_tests, shown_tests
 from promptgen.report.html_charts import compliance_chart, heatmap
+from promptgen.report.html_sections import (
+    failures_section,
+    groundedness_section,
+    groundtruth_section,
+    invalid_section,
+)
 from promptgen.report.html_tables import results_table, tests_table
 from promptgen.report.overview import error_rate, overall_compliance
-from promptgen.report.stats import (
-    Failure,
-    error_kind,
-    error_text,
-    failures,
-    faulty,
-    percent,
-    reason_label,
-    scenario_of,
-    verdict,
-)
+from promptgen.report.stats import error_kind, error_text, faulty, number, percent, verdict
 
 ASSETS = Path(__file__).parent
 NO_RUNS = "No evaluation yet: this context has no test runs."
@@ -55,14 +52,17 @@ def report_html(ctx: Context) -> str:
         sections += [
             _section("chart", "Compliance per model", compliance_chart(ctx)),
             _section("rules", "Pass rate per rule and model", heatmap(ctx)),
+            _section("failing", "Failing outputs by rule", failures_section(ctx)),
             _section("results", "Results", _results(ctx)),
-            _section("failing", "Failing outputs", _failures(ctx)),
             _section("errors", "Errors", _errors(ctx)),
         ]
     elif ctx.all_rules:
         sections.append(_section("rules", "Rules", heatmap(ctx)))
     sections += [
-        _section("tests", "Tests", tests_table(ctx) if ctx.tests else "<p>No tests.</p>"),
+        _section("groundtruth", "Groundtruth", groundtruth_section(ctx)),
+        _section("groundedness", "Rule groundedness", groundedness_section(ctx)),
+        _section("invalid", "Invalid tests", invalid_section(ctx)),
+        _section("tests", "Tests", tests_table(ctx) if shown_tests(ctx) else "<p>No tests.</p>"),
         _section("prompt", "Prompt", _prompt(ctx)),
     ]
     body = "\n".join(sections)
@@ -100,9 +100,10 @@ def _summary(ctx: Context) -> str:
     runs = ctx.test_runs
     usage = ctx.usage.total
     verdicts = [verdict(r) for r in runs]
+    counts = count_tests(ctx)
     cards = [
         ("Models", str(len(ctx.models_run)), ", ".join(ctx.models_run) or "none"),
-        ("Tests", str(len(ctx.tests)), f"{len({r.test_id for r in runs})} with runs"),
+        ("Tests", str(counts.total), f"{counts.run} run, {counts.invalid} invalid"),
         ("Runs", str(len(runs)), f"{verdicts.count(None)} without a verdict"),
         (
             "Compliance",
@@ -112,9 +113,9 @@ def _summary(ctx: Context) -> str:
         (
             "Errors",
             str(sum(r.error is not None or r.fault is not None for r in runs)),
-            f"{error_rate(ctx):.1f}% of runs, {faulty(runs)} faulty outputs (not judged)",
+            f"{number(error_rate(ctx))}% of runs, {faulty(runs)} faulty outputs (not judged)",
         ),
-        ("Cost", f"${usage.cost:.4f}", f"{usage.total_tokens} tokens, {usage.calls} calls"),
+        ("Cost", f"${usage.cost:.4f}", usage_text(usage)),
     ]
     html = "".join(
         f'<div class="card"><div class="label">{escape(label)}</div>'
@@ -122,7 +123,8 @@ def _summary(ctx: Context) -> str:
         for label, value, note in cards
     )
     empty = "" if runs else f'<p class="empty">{NO_RUNS}</p>'
-    return f'<div class="cards">{html}</div>{empty}'
+    headline = f'<p id="headline" class="headline">{escape(counts.headline())}</p>'
+    return f'{headline}<div class="cards">{html}</div>{empty}'
 
 
 def _results(ctx: Context) -> str:
@@ -134,37 +136,6 @@ def _results(ctx: Context) -> str:
     )
     note = '<p class="hint">Click a column header to sort; hover an output to see it whole.</p>'
     return controls + note + '<div class="scroll">' + results_table(ctx) + "</div>"
-
-
-def _failures(ctx: Context) -> str:
-    found = failures(ctx)
-    if not found:
-        return '<p class="good-news">No failing outputs.</p>'
-    return "\n".join(_failure(f) for f in found)
-
-
-def _failure(failure: Failure) -> str:
-    run, test, rule = failure.run, failure.test, failure.rule
-    failed = (["compliance"] if verdict(run) is False else []) + failure.checks
-    inputs = json.dumps(test.inputs if test else {}, indent=2, ensure_ascii=False, default=str)
-    rule_html = "<p>none</p>"
-    if rule:
-        tag = ' <span class="tag">inverse</span>' if rule.inverse else ""
-        rule_html = f"<p>{escape(rule.text)} <code>{escape(rule.id)}</code>{tag}</p>"
-    reasons = "".join(
-        f"<li><b>{escape(reason_label(r))}</b>: {escape(r.reason or '-')}</li>"
-        for r in failure.reasons
-    )
-    return (
-        f'<article class="failure"><h3><code>{escape(run.test_id)}</code> · '
-        f"{escape(run.model)} · run {run.run_index} · {escape(scenario_of(test))}"
-        f' <span class="tag bad">{escape(", ".join(failed))}</span></h3>'
-        '<div class="pair"><div><h4>Output</h4>'
-        f'<pre class="output">{escape(run.output or "")}</pre>'
-        f'<h4>Input</h4><pre class="inputs">{escape(inputs)}</pre></div>'
-        f"<div><h4>Rule</h4>{rule_html}<h4>Why it failed</h4>"
-        f"<ul>{reasons or '<li>no reason recorded</li>'}</ul></div></div></article>"
-    )
 
 
 def _errors(ctx: Context) -> str:

@@ -9,6 +9,7 @@ import json
 from html import escape
 
 from promptgen.context import Context
+from promptgen.report.findings import inputs_json, inputs_text, shown_tests
 from promptgen.report.stats import (
     FAULT_LABELS,
     check_names,
@@ -16,6 +17,7 @@ from promptgen.report.stats import (
     excerpt,
     is_failing,
     metric_names,
+    number,
     scenario_of,
     verdict,
 )
@@ -55,7 +57,7 @@ def _metric_cell(summary: MetricSummary | None) -> str:
     if summary is None or summary.score is None:
         return _td("-", "", "none")
     css = {"ok": "good", "err": "bad"}.get(summary.outcome, "")
-    return _td(f"{summary.score:.0f}", f"{summary.score:.2f}", css)
+    return _td(number(summary.score), f"{summary.score:.2f}", css)
 
 
 def _css(ok: bool) -> str:
@@ -69,6 +71,7 @@ def results_table(ctx: Context) -> str:
         _th("Test")
         + _th("Scenario")
         + _th("Rule")
+        + _th("Input")
         + _th("Model")
         + _th("Run", True)
         + _th("Compliance", True)
@@ -87,6 +90,7 @@ def results_table(ctx: Context) -> str:
             _td(run.test_id, css="id"),
             _td(scenario_of(test), css="nowrap"),
             _td(excerpt(rule.text, 60) if rule else "-", title=rule.text if rule else None),
+            _inputs_cell(test.inputs if test else {}),
             _td(run.model, css="nowrap"),
             _td(str(run.run_index), run.run_index),
             _compliance_cell(run),
@@ -101,6 +105,11 @@ def results_table(ctx: Context) -> str:
     )
 
 
+def _inputs_cell(inputs: dict[str, object]) -> str:
+    """The test's inputs shortened; the whole JSON on hover."""
+    return _td(inputs_text(inputs), css="inputs", title=inputs_json(inputs, OUTPUT_TITLE_LIMIT))
+
+
 def _output(run: TestRun) -> str:
     if run.fault is not None:
         return f"({FAULT_LABELS[run.fault]}) {run.output or ''}".rstrip()
@@ -113,7 +122,7 @@ def tests_table(ctx: Context) -> str:
         for label in ("Test", "Scenario", "Rule", "Valid", "Inputs", "Expected", "Score")
     )
     rows = []
-    for test in ctx.tests:
+    for test in shown_tests(ctx):  # the invalid ones have their own section
         rule = ctx.rule(test.rule_id)
         rule_text = (rule.text if rule else test.rule_id) or "-"
         if test.inverse:
@@ -129,7 +138,7 @@ def tests_table(ctx: Context) -> str:
             _td(valid, css={True: "good", False: "bad", None: ""}[test.valid]),
             f'<td><pre class="inputs">{escape(inputs)}</pre></td>',
             _td(excerpt(expected, 200), title=expected[:OUTPUT_TITLE_LIMIT] or None),
-            _td("-" if score is None else f"{score:.0f}", "" if score is None else score),
+            _td(number(score), "" if score is None else score),
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (

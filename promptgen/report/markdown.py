@@ -1,58 +1,35 @@
-"""`report.md`: the run as a Markdown page (summary, overview, rules, failures, errors).
+"""`report.md`: the run as a Markdown page (summary, overview, failures by rule,
+groundtruth, groundedness, rules, invalid tests, errors).
 
 Everything taken from the context is untrusted text: outside code blocks it is escaped
-so it can neither break a table nor inject markup or links into the rendered page.
+(markdown_text.py) so it can neither break a table nor inject markup or links.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Sequence
-
 from promptgen.context import Context
+from promptgen.progress import usage_text
+from promptgen.report.findings import count_tests
+from promptgen.report.markdown_sections import (
+    NO_RUNS,
+    failures_section,
+    groundedness_section,
+    groundtruth_section,
+    invalid_section,
+)
+from promptgen.report.markdown_text import cell, fenced, table, text
 from promptgen.report.overview import format_cell, overall_compliance, overview
 from promptgen.report.stats import (
     FAULT_LABELS,
-    Failure,
     error_kind,
     error_text,
-    failures,
     faulty,
     percent,
-    reason_label,
     rule_rates,
-    scenario_of,
     verdict,
 )
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
-NO_RUNS = "No evaluation yet: this context has no test runs."
-
-
-def text(value: object) -> str:
-    """Untrusted text for a Markdown paragraph or list item, on one line."""
-    escaped = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return " ".join(_SPECIAL.sub(r"\\\1", escaped).split())
-
-
-def cell(value: object) -> str:
-    """Untrusted text for a table cell: escaped, line breaks kept as <br>."""
-    return "<br>".join(text(line) for line in str(value).splitlines()) or " "
-
-
-def fenced(body: str, lang: str = "text") -> str:
-    """A code block whose fence is longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lang}\n{body.rstrip()}\n{fence}"
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A table from already escaped cells."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+__all__ = ["cell", "fenced", "report_markdown", "table", "text"]
 
 
 def report_markdown(ctx: Context) -> str:
@@ -64,7 +41,10 @@ def report_markdown(ctx: Context) -> str:
         "## Prompt\n\n" + _prompt(ctx),
         "## Intent\n\n" + (text(ctx.intent) if ctx.intent else "_not generated_"),
         "## Rules\n\n" + _rules(ctx),
-        "## Failing tests\n\n" + _failures(ctx),
+        "## Failing outputs by rule\n\n" + failures_section(ctx),
+        "## Groundtruth\n\n" + groundtruth_section(ctx),
+        "## Rule groundedness\n\n" + groundedness_section(ctx),
+        "## Invalid tests\n\n" + invalid_section(ctx),
         "## Errors\n\n" + _errors(ctx),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -76,13 +56,14 @@ def _summary(ctx: Context) -> str:
     errors = sum(r.error is not None or r.fault is not None for r in runs)
     usage = ctx.usage.total
     lines = [
+        f"**{count_tests(ctx).headline()}**",
+        "",
         f"- **Models:** {text(', '.join(ctx.models_run)) or 'none'}",
-        f"- **Tests:** {len(ctx.tests)} ({len({r.test_id for r in runs})} with runs)",
         f"- **Runs:** {len(runs)}, {errors} errored{_faults(ctx)}",
         f"- **Overall compliance:** {percent(overall_compliance(ctx))} "
         f"({verdicts.count(True)} compliant, {verdicts.count(False)} non-compliant, "
         f"{verdicts.count(None)} without a verdict)",
-        f"- **Usage:** {usage.total_tokens} tokens, ${usage.cost:.4f}, {usage.calls} calls",
+        f"- **Usage:** {usage_text(usage)}",
     ]
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
@@ -138,41 +119,6 @@ def _rules(ctx: Context) -> str:
     return "Pass rate: compliance rate of the runs whose test targets the rule.\n\n" + "\n\n".join(
         parts
     )
-
-
-def _failures(ctx: Context) -> str:
-    found = failures(ctx)
-    if not ctx.test_runs:
-        return NO_RUNS
-    return "\n\n".join(map(_failure, found)) if found else "None."
-
-
-def _failure(failure: Failure) -> str:
-    run, test = failure.run, failure.test
-    failed = (["compliance"] if verdict(run) is False else []) + failure.checks
-    rule = f"{text(failure.rule.text)} ({text(failure.rule.id)})" if failure.rule else "none"
-    lines = [
-        f"### {text(run.test_id)} · {text(run.model)} · run {run.run_index}",
-        "",
-        f"- **Rule:** {rule}",
-        f"- **Scenario:** {text(scenario_of(test))}",
-        f"- **Failed:** {text(', '.join(failed))}",
-        "",
-        "**Input**",
-        "",
-        fenced(
-            json.dumps(test.inputs if test else {}, indent=2, ensure_ascii=False, default=str),
-            "json",
-        ),
-        "",
-        "**Output**",
-        "",
-        fenced(run.output or ""),
-    ]
-    if failure.reasons:
-        lines += ["", "**Reasons**", ""]
-        lines += [f"- {text(reason_label(r))}: {text(r.reason or '-')}" for r in failure.reasons]
-    return "\n".join(lines)
 
 
 def _errors(ctx: Context) -> str:

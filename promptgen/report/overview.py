@@ -22,6 +22,7 @@ from promptgen.report.stats import (
     judged,
     mean,
     metric_names,
+    number,
     scenario_of,
 )
 from promptgen.results import Test, TestRun
@@ -135,7 +136,7 @@ def format_cell(column: str, value: Any) -> str:
     if column.startswith("latency"):
         return f"{value:.0f}"
     if isinstance(value, float):
-        return f"{value:.1f}"
+        return number(value)
     return str(value)
 
 

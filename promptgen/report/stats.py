@@ -199,5 +199,11 @@ def excerpt(text: str | None, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def number(value: float | None, digits: int = 1) -> str:
+    """A rate or score as the terminal overview shows it: one decimal, "-" when missing."""
+    return "-" if value is None or value != value else f"{value:.{digits}f}"
+
+
 def percent(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None or value != value else f"{value:.{digits}f}%"
+    shown = number(value, digits)
+    return shown if shown == "-" else f"{shown}%"

@@ -117,10 +117,13 @@ def test_print_overview_shows_names_literally() -> None:
 
 def test_markdown_sections_and_figures() -> None:
     md = report_markdown(report_context())
-    for heading in ("Summary", "Overview", "Prompt", "Intent", "Rules", "Failing tests", "Errors"):
-        assert f"\n## {heading}\n" in md
+    headings = re.findall(r"^## (.+)$", md, re.M)
+    assert headings == [
+        "Summary", "Overview", "Prompt", "Intent", "Rules", "Failing outputs by rule",
+        "Groundtruth", "Rule groundedness", "Invalid tests", "Errors",
+    ]  # fmt: skip
     assert "- **Overall compliance:** 62.5% (5 compliant, 3 non-compliant" in md
-    assert "- **Usage:** 245 tokens, $0.0170, 11 calls" in md
+    assert "- **Usage:** 11 calls, 245 tokens, $0.0170" in md  # as the terminal says it
     assert "| rule-start | The output starts with Hello | 50.0% (2) | 100.0% (2) |" in md
     assert "| rule-short | The output is one sentence \\| no more | 100.0% (2) | 50.0% (3) |" in md
     assert "| inv-start | The output does not start with Hello | 0.0% (1) | 100.0% (1) |" in md
@@ -132,11 +135,11 @@ def test_markdown_sections_and_figures() -> None:
 
 def test_markdown_failing_tests_show_input_output_and_reason() -> None:
     md = report_markdown(report_context())
-    failing = re.findall(r"^### (t\d) · (model-\w) · run (\d)$", md, re.M)
-    assert failing == [
+    failing = re.findall(r"^#### (t\d) · (model-\w) · run (\d)$", md, re.M)
+    assert sorted(failing) == [
         ("t1", MODEL_A, "1"),
-        ("t3", MODEL_A, "0"),
         ("t2", MODEL_B, "0"),
+        ("t3", MODEL_A, "0"),
         ("t4", MODEL_B, "0"),
     ]
     assert f"```text\n{XSS}\n```" in md  # outputs are verbatim inside a code block
@@ -157,7 +160,8 @@ def test_markdown_escaping_helpers() -> None:
 def test_markdown_of_an_empty_context() -> None:
     md = report_markdown(empty_context())
     assert "No evaluation yet" in md
-    assert "## Failing tests\n\nNo evaluation yet" in md
+    assert "## Failing outputs by rule\n\nNo evaluation yet" in md
+    assert "**0 tests, 0 run, 0 invalid**" in md
 
 
 def _status(case: ET.Element) -> str:
@@ -268,7 +272,8 @@ def test_html_contents() -> None:
     assert page.count('<td class="heat"') == 3 * 2
     assert page.count("<tr data-failing=") == 11
     assert page.count('<tr data-failing="1">') == 4
-    assert page.count('<article class="failure">') == 4
+    assert page.count('<div class="failure">') == 4  # examples, in three rule groups
+    assert page.count('<article class="failure-group"') == 3
     assert 'id="filter"' in page and 'id="failing-only"' in page
     assert "No evaluation yet" not in page
 
@@ -323,7 +328,7 @@ def test_faulty_outputs_are_counted_apart_and_in_no_rate() -> None:
     page = report_html(ctx)
     assert '<td class="bad" data-v="" title="model-b: answer cut off">truncated</td>' in page
     assert page.count('<tr data-fault="') == 3 and "2 faulty outputs (not judged)" in page
-    assert page.count('<article class="failure">') == 4  # the stale err is no failure
+    assert page.count('<div class="failure">') == 4  # the stale err is no failure
 
 
 def test_junit_marks_faulty_outputs_as_errors() -> None:

@@ -192,6 +192,22 @@ def test_the_xss_payload_is_shown_not_run(opened: Opened) -> None:
     assert_clean(opened)
 
 
+def test_failing_examples_are_folded_by_rule(opened: Opened) -> None:
+    page = opened.page
+    groups = page.locator("#failing article.failure-group")
+    assert [groups.nth(i).get_attribute("data-rule") for i in range(3)] == [
+        "rule-short",
+        "inv-start",
+        "rule-start",
+    ]
+    example = page.locator("#failing pre.output", has_text=XSS)
+    assert not example.is_visible()  # folded until the reader opens its group
+    groups.nth(2).locator("summary").click()
+    assert example.is_visible() and example.inner_text() == XSS
+    assert page.locator("#failing pre b").count() == 0
+    assert_clean(opened)
+
+
 def test_empty_report_says_no_evaluation_yet(browser: Any, reports: dict[str, Path]) -> None:
     opened = open_report(browser, reports["empty"])
     assert "No evaluation yet" in opened.page.inner_text("#summary")
@@ -204,6 +220,7 @@ def test_screenshots(opened: Opened, tmp_path: Path) -> None:
     folder = Path(os.environ.get("PROMPTGEN_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     opened.page.screenshot(path=folder / "report.png", full_page=True)
+    opened.page.locator("#failing details").first.evaluate("d => { d.open = true; }")
     opened.page.locator("#failing").screenshot(path=folder / "report-failing.png")
     for name in ("report.png", "report-failing.png"):
         assert (folder / name).read_bytes().startswith(b"\x89PNG")
