@@ -18,7 +18,16 @@ from typing import Annotated
 import typer
 from dotenv import load_dotenv
 
-from promptgen import __version__, cli_export, cli_llm, cli_lve, cli_pa, cli_run
+from promptgen import (
+    __version__,
+    cli_configure,
+    cli_export,
+    cli_import,
+    cli_llm,
+    cli_lve,
+    cli_pa,
+    cli_run,
+)
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.evaluation import check_metrics
@@ -118,6 +127,8 @@ app.command(name="run", epilog=cli_run.EPILOG, help=cli_run.HELP)(cli_run.run)
 app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
 app.command()(cli_export.export)
+app.command(epilog=cli_configure.EPILOG)(cli_configure.configure)
+app.command(name="import", epilog=cli_import.EPILOG)(cli_import.import_prompt)
 app.add_typer(cli_pa.app, name="pa")
 app.add_typer(cli_lve.app, name="lve")
 
