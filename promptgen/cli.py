@@ -18,7 +18,18 @@ from typing import Annotated
 import typer
 from dotenv import load_dotenv
 
-from promptgen import __version__, cli_diff, cli_export, cli_llm, cli_lve, cli_pa, cli_run, cli_view
+from promptgen import (
+    __version__,
+    cli_configure,
+    cli_diff,
+    cli_export,
+    cli_import,
+    cli_llm,
+    cli_lve,
+    cli_pa,
+    cli_run,
+    cli_view,
+)
 from promptgen.cli_group import DefaultCommandGroup
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.evaluation import check_metrics
@@ -120,6 +131,8 @@ app.command()(cli_llm.ask)
 app.command()(cli_export.export)
 app.command()(cli_diff.diff)
 app.command()(cli_view.view)
+app.command(epilog=cli_configure.EPILOG)(cli_configure.configure)
+app.command(name="import", epilog=cli_import.EPILOG)(cli_import.import_prompt)
 app.add_typer(cli_pa.app, name="pa")
 app.add_typer(cli_lve.app, name="lve")
 

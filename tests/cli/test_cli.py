@@ -35,17 +35,9 @@ def test_help_lists_only_built_commands() -> None:
 
     commands = set(typer.main.get_command(app).commands)
     assert commands == {
-        "run",
-        "inspect",
-        "schema",
-        "models",
-        "ask",
-        "export",
-        "diff",
-        "view",
-        "pa",
-        "lve",
-    }
+        "run", "inspect", "schema", "models", "ask", "export", "diff", "view", "pa", "lve",
+        "configure", "import",
+    }  # fmt: skip
     result = run_cli("--help")
     assert result.returncode == 0
     assert "inspect" in result.stdout and "schema" in result.stdout and "export" in result.stdout
