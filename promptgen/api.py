@@ -115,9 +115,29 @@ def prepare(
         resolved.models.models = list(settings.models_under_test)
         sources["models"] = settings.sources.get("models under test", "config")
     notes += _changed(ctx, resolved, given) + _kept(resolved, sources)
+    ctx.prompt.fixed_inputs = fixed_inputs(ctx.prompt, resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
     return Prepared(ctx, cfg, out, notes)
+
+
+def fixed_inputs(
+    prompt: PromptUnderTest, options: Options, sources: Mapping[str, str]
+) -> dict[str, str]:
+    """The input values the run fixes (`--var`, frontmatter `vars`), each checked to name
+    an input of the prompt."""
+    values = options.generation.vars
+    unknown = [name for name in values if name not in prompt.inputs]
+    if unknown:
+        from_file = sources.get("vars") == "frontmatter"
+        where = "frontmatter key vars" if from_file else "--var"
+        known = ", ".join(prompt.inputs) or "(none)"
+        raise BadInputError(
+            f"{where} {unknown[0]}: the prompt has no input {unknown[0]!r}; its inputs: {known}",
+            file=prompt.source if from_file else None,
+            hint="give one of these names",
+        )
+    return dict(values)
 
 
 def check_outputs(out: Path, run: Run) -> None:

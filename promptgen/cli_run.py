@@ -101,6 +101,7 @@ def flag_parameter(field: OptionField) -> inspect.Parameter:
         "list": "MODELS",
         "repeat": "TEXT",
         "params": "KEY=VALUE",
+        "vars": "NAME=VALUE",
         "names": "TARGETS",
     }
     info = typer.Option(
@@ -146,6 +147,8 @@ def _flag_value(field: OptionField, value: Any) -> Any:
         return models
     if field.opt.parse == "params":
         return parse_params(value)
+    if field.opt.parse == "vars":
+        return parse_vars(value)
     if field.opt.parse == "names":  # export targets, checked before any call
         try:
             return parse_targets(value)
@@ -190,6 +193,26 @@ def parse_params(items: list[str]) -> dict[str, Any]:
         except yaml.YAMLError:
             params[key.strip()] = value
     return params
+
+
+def parse_vars(items: list[str]) -> dict[str, str]:
+    """`["lang=de", "note=a=b"]` -> {"lang": "de", "note": "a=b"}: the text after the
+    first `=`, as given (no YAML reading, like `gh models eval --var`)."""
+    values: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise BadInputError(
+                f"--var {item!r} needs NAME=VALUE", hint="e.g. --var language=German"
+            )
+        if name in values and values[name] != value:
+            raise BadInputError(
+                f"--var {name} is given twice ({values[name]!r} and {value!r})",
+                hint="give each input once",
+            )
+        values[name] = value
+    return values
 
 
 def run(file: Path, **flags: Any) -> None:

@@ -131,6 +131,11 @@ class PromptUnderTest(_Model):
     )
     scenarios: list[Scenario] = Field(default_factory=list)
     test_samples: list[TestSample] = Field(default_factory=list)
+    fixed_inputs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Input values every test and run uses, over the test's own (the run "
+        "option `vars`, `--var NAME=VALUE`); generation does not vary these inputs.",
+    )
     instructions: StageInstructions = Field(default_factory=StageInstructions)
     tags: list[str] = Field(default_factory=list)
     template_engine: TemplateEngine = "jinja2"

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from annotated_types import Ge, Le
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from promptgen.kinds import PromptFormat
@@ -47,8 +47,9 @@ class Opt:
     presets: the value per effort, min to high (None: not part of the presets).
     flag: the long flag ("" derives --kebab-name from the field; None: no flag).
     parse: how flag values become the field's value: "list" (`"a;b"` or the flag
-    repeated), "repeat" (the flag repeated), "params" (KEY=VALUE, repeated), "paths",
-    "names" (`"a,b"` or the flag repeated).
+    repeated), "repeat" (the flag repeated), "params" (KEY=VALUE, repeated; YAML
+    values), "vars" (NAME=VALUE, repeated; the value as text), "paths", "names"
+    (`"a,b"` or the flag repeated).
     persist: kept in the context, so a resumed run reuses it.
     implies: options a given flag switches on too (--models turns on evaluation).
     """
@@ -59,7 +60,7 @@ class Opt:
     presets: tuple[Any, Any, Any, Any] | None = None
     flag: str | None = ""
     short: str | None = None
-    parse: Literal["list", "repeat", "params", "paths", "names"] | None = None
+    parse: Literal["list", "repeat", "params", "vars", "paths", "names"] | None = None
     persist: bool = True
     implies: tuple[tuple[str, Any], ...] = ()
 
@@ -100,6 +101,24 @@ def check_model_name(value: str) -> str:
 
 ApiBase = Annotated[str, AfterValidator(check_api_base)]
 ModelName = Annotated[str, AfterValidator(check_model_name)]
+
+
+def input_values_as_text(value: Any) -> Any:
+    """Fixed input values are text, as `--var` gives them (like `gh models eval --var`);
+    a frontmatter scalar (`count: 3`, `formal: true`) is taken as the text it reads as."""
+    if not isinstance(value, Mapping):
+        return value  # pydantic reports "should be a valid dictionary"
+    texts: dict[Any, Any] = {}
+    for name, item in value.items():
+        if isinstance(item, bool):
+            item = "true" if item else "false"
+        elif isinstance(item, int | float):
+            item = str(item)
+        texts[name] = item
+    return texts
+
+
+InputValues = Annotated[dict[str, str], BeforeValidator(input_values_as_text)]
 
 
 class _Group(BaseModel):
@@ -192,6 +211,31 @@ class Generation(_Group):
         Field(ge=1),
         Opt("Save the N most important tests as tests.filtered.json.", key="filterTests"),
     ] = None
+    vars: Annotated[
+        InputValues,
+        Opt(
+            "Fix an input: NAME=VALUE (repeatable; the value is text). Every test and run "
+            "uses it, and generation does not vary it.",
+            key="vars",
+            flag="--var",
+            parse="vars",
+        ),
+    ] = Field(default_factory=dict)
+    test_samples_count: Annotated[
+        int,
+        Field(ge=0),
+        Opt(
+            "Author's test samples shown to the generation prompts as examples.",
+            key="testSamplesCount",
+        ),
+    ] = 5
+    test_samples_shuffle: Annotated[
+        bool,
+        Opt(
+            "Shuffle the test samples (seeded by the prompt) before taking testSamplesCount.",
+            key="testSamplesShuffle",
+        ),
+    ] = False
     instructions: Instructions = Field(default_factory=Instructions)
 
     @property

@@ -115,7 +115,22 @@ class Test(_Record):
     groundtruth: str | None = None
     groundtruth_model: str | None = None
     groundtruth_score: float | None = None
+    # ok: the groundtruth model's answer was accepted; invalid: no answer was (no
+    # reference); author: a test sample's expected output, taken as is (no model asked).
     groundtruth_status: Literal["ok", "invalid", "author"] | None = None
+
+    @property
+    def has_reference(self) -> bool:
+        """An output of this test can be scored for accuracy against `groundtruth`."""
+        return self.groundtruth is not None and self.groundtruth_status in ("ok", "author")
+
+    @property
+    def reference(self) -> str:
+        """Where the test's reference comes from, as the per-test files show it: `author`,
+        `groundtruth:<model>`, `invalid`, or "" (none asked for)."""
+        if self.groundtruth_status == "ok":
+            return f"groundtruth:{self.groundtruth_model or ''}"
+        return self.groundtruth_status or ""
 
     @staticmethod
     def make_id(

@@ -49,6 +49,20 @@ def cells(ctx: Context, cfg: RunConfig) -> list[Cell]:
     ]
 
 
+def author_reference(prompt: PromptUnderTest, test: Test) -> str | None:
+    """The author's expected output, when it is the test's reference: only a test
+    sample's (a generated test's `expected_output` is the generator's guess, never a
+    reference), and only while the run's fixed values (`--var`) leave the sample's inputs
+    as the author wrote them (else the output was written for another input)."""
+    if test.origin != "sample" or test.expected_output is None:
+        return None
+    for name, value in prompt.fixed_inputs.items():
+        given = test.inputs.get(name, value)
+        if (given if isinstance(given, str) else json.dumps(given)) != value:
+            return None
+    return test.expected_output
+
+
 def sample_tests(prompt: PromptUnderTest) -> list[Test]:
     """The author's test samples as tests (origin `sample`, valid), in their order, each
     input once."""

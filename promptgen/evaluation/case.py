@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from promptgen.context import Context
 from promptgen.evaluation.protocol import Case
 from promptgen.prompting import numbered, prompt_text
-from promptgen.prompting.invoke import input_text, test_arguments
+from promptgen.prompting.invoke import input_text, test_arguments, test_inputs
 from promptgen.results import Test
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def judge_values(ctx: Context, test: Test, output: str, groundtruth: str | None) -> dict[str, Any]:
     """What a judge template can read (custom metrics also get the prompt's inputs)."""
     return {
-        **test.inputs,
+        **test_inputs(ctx.prompt, test),
         "prompt": prompt_text(ctx.prompt),
         "intent": ctx.intent or "",
         "inputSpec": ctx.input_spec or "",

@@ -39,15 +39,16 @@ class Needed:
 def needed(
     run: TestRun, test: Test, metrics: Sequence[Metric], judges: Sequence[str]
 ) -> list[Needed]:
-    """Every verdict a successful run needs: a check has no judge, and accuracy needs an
-    accepted groundtruth (docs/metrics.md). A failed run needs none, and neither does a
-    faulty one (an empty or cut-off reply is not an answer to judge)."""
+    """Every verdict a successful run needs: a check has no judge, and accuracy needs a
+    reference, an accepted groundtruth or the author's expected output (docs/metrics.md).
+    A failed run needs none, and neither does a faulty one (an empty or cut-off reply is
+    not an answer to judge)."""
     if not run.ok:
         return []
     return [
         Needed(run, test, metric, who)
         for metric in metrics
-        if not metric.needs_groundtruth or test.groundtruth_status == "ok"
+        if not metric.needs_groundtruth or test.has_reference
         for who in (judges if metric.judged else [None])
     ]
 

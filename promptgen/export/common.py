@@ -19,7 +19,7 @@ from promptgen.errors import BadInputError
 from promptgen.evaluation.check_metric import check_name
 from promptgen.evaluation.parse import CASE_FOLDABLE, cli_value, parse_check
 from promptgen.prompting import numbered, prompt_text, stage_messages
-from promptgen.prompting.invoke import call_settings, test_arguments
+from promptgen.prompting.invoke import call_settings, test_arguments, test_inputs
 from promptgen.render import render_messages
 from promptgen.results import MetricInfo, Rule, Test
 
@@ -80,8 +80,9 @@ def arguments(ctx: Context, test: Test) -> dict[str, str]:
 
 
 def expected_output(test: Test) -> str | None:
-    """A reference answer: an accepted groundtruth, or the author's sample output."""
-    if test.groundtruth is not None and test.groundtruth_status == "ok":
+    """A reference answer: the test's reference (an accepted groundtruth, or the author's
+    output the groundtruth stage took), or else the author's sample output."""
+    if test.groundtruth is not None and test.has_reference:
         return test.groundtruth
     if test.origin == "sample" and test.expected_output is not None:
         return text_value(test.expected_output)
@@ -102,11 +103,13 @@ def test_metadata(ctx: Context, test: Test) -> dict[str, Any]:
 
 
 def input_text(ctx: Context, test: Test) -> str:
-    """The test's input as judges read it: one input as is, several as a JSON object."""
-    if len(test.inputs) == 1:
-        (value,) = test.inputs.values()
+    """The test's input as judges read it: one input as is, several as a JSON object (the
+    run's fixed values included, as promptgen's own judges read them)."""
+    values = test_inputs(ctx.prompt, test)
+    if len(values) == 1:
+        (value,) = values.values()
         return text_value(value)
-    return json.dumps(test.inputs, ensure_ascii=False, indent=1)
+    return json.dumps(values, ensure_ascii=False, indent=1)
 
 
 # -- the prompt's messages --------------------------------------------------------------

@@ -43,6 +43,7 @@ def test_record(ctx: Context, test: Test) -> dict[str, Any]:
         "rule": rule.text if rule else None,
         "arguments": arguments(ctx, test),
         "expected": expected_output(test),
+        "reference": test.reference,
         "runs": runs,
     }
 
@@ -58,7 +59,7 @@ def write_jsonl(ctx: Context, out: Path, settings: ExportSettings) -> ExportResu
 CSV_COLUMNS = (
     "test_id", "rule_id", "rule", "inverse", "scenario", "origin", "generation",
     "parent_id", "valid", "validity_reason", "expected", "expected_output", "reasoning",
-    "groundtruth", "groundtruth_model", "groundtruth_score", "groundtruth_status",
+    "groundtruth", "groundtruth_model", "groundtruth_score", "groundtruth_status", "reference",
 )  # fmt: skip
 
 

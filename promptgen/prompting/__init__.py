@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 from typing import Any
 
 from promptgen.context import Context
 from promptgen.formats import load_prompt
-from promptgen.model import Message, PromptUnderTest, Scenario
+from promptgen.model import Message, PromptUnderTest, Scenario, TestSample
 from promptgen.render import render_messages
 from promptgen.resources import data_dir
 from promptgen.results import Test
@@ -46,8 +47,18 @@ def _messages_text(messages: list[Message]) -> str:
 
 
 def generated_inputs(prompt: PromptUnderTest, fixed: set[str] | None = None) -> list[str]:
-    """Inputs a test must give a value for (those a scenario fixes are left out)."""
-    return [name for name in prompt.inputs if name not in (fixed or set())]
+    """Inputs a test must give a value for (those a scenario or the run fixes are left
+    out: the answer schema does not even ask for them)."""
+    left_out = (fixed or set()) | set(prompt.fixed_inputs)
+    return [name for name in prompt.inputs if name not in left_out]
+
+
+def fixed_text(prompt: PromptUnderTest) -> str:
+    """The inputs the run fixes (`--var`), as generation prompts state them."""
+    return "\n".join(
+        f"- {name} = {json.dumps(value, ensure_ascii=False)}"
+        for name, value in prompt.fixed_inputs.items()
+    )
 
 
 def scenario_text(scenario: Scenario | None) -> str:
@@ -64,13 +75,33 @@ def inputs_text(prompt: PromptUnderTest, names: list[str] | None = None) -> str:
         spec = prompt.inputs[name]
         extra = f": {spec.description}" if spec.description else ""
         enum = f" (one of {', '.join(map(str, spec.enum))})" if spec.enum else ""
+        if name in prompt.fixed_inputs:
+            value = json.dumps(prompt.fixed_inputs[name], ensure_ascii=False)
+            enum = f" (fixed: {value} in every test)"
         lines.append(f"- {name} ({spec.type}){enum}{extra}")
     return "\n".join(lines)
 
 
-def samples_text(prompt: PromptUnderTest, limit: int = 5) -> str:
-    rows = [json.dumps(s.inputs, ensure_ascii=False) for s in prompt.test_samples[:limit]]
-    return "\n".join(f"- {row}" for row in rows)
+def shown_samples(
+    prompt: PromptUnderTest, count: int = 5, shuffle: bool = False
+) -> list[TestSample]:
+    """The author's test samples generation prompts show as examples: the first `count`,
+    or with `shuffle` `count` picked in an order seeded by the prompt's content hash, so
+    the same prompt shows the same samples on every run (the cache and resume hold)."""
+    samples = list(prompt.test_samples)
+    if shuffle:
+        random.Random(prompt.content_hash()).shuffle(samples)
+    return samples[:count]
+
+
+def samples_text(prompt: PromptUnderTest, count: int = 5, shuffle: bool = False) -> str:
+    """The shown samples' inputs, one JSON object a line (an input the run fixes is left
+    out: the generator does not write it)."""
+    rows = [
+        {k: v for k, v in s.inputs.items() if k not in prompt.fixed_inputs}
+        for s in shown_samples(prompt, count, shuffle)
+    ]
+    return "\n".join(f"- {json.dumps(row, ensure_ascii=False)}" for row in rows if row)
 
 
 def instruction(prompt: PromptUnderTest, extra: object, stage: str) -> str:

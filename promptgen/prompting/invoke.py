@@ -18,21 +18,30 @@ _DROPPED = ("stream", "n", "tools", "tool_choice", "functions", "function_call",
 
 
 def test_arguments(prompt: PromptUnderTest, test: Test) -> dict[str, Any]:
-    """Input defaults, overlaid by the scenario's parameters, overlaid by the test's inputs."""
+    """Input defaults, overlaid by the scenario's parameters, by the test's inputs, and by
+    the values the run fixes (`--var`), which no test overrides."""
     values = {n: i.default for n, i in prompt.inputs.items() if i.default is not None}
     scenario = next((s for s in prompt.scenarios if s.name == test.scenario), None)
     if scenario is not None:
         values.update(scenario.parameters)
     values.update(test.inputs)
+    values.update(prompt.fixed_inputs)
     return values
+
+
+def test_inputs(prompt: PromptUnderTest, test: Test) -> dict[str, Any]:
+    """The test's own inputs with the run's fixed values over them: what a judge must know
+    of the input (a fixed target language, say) to judge the output."""
+    return {**test.inputs, **prompt.fixed_inputs}
 
 
 def input_text(prompt: PromptUnderTest, test: Test) -> str:
     """The test's input as judges see it: one input raw, several as a JSON object."""
-    if len(test.inputs) == 1:
-        (value,) = test.inputs.values()
+    values = test_inputs(prompt, test)
+    if len(values) == 1:
+        (value,) = values.values()
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return json.dumps(test.inputs, ensure_ascii=False, indent=1)
+    return json.dumps(values, ensure_ascii=False, indent=1)
 
 
 @dataclass

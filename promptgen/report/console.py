@@ -11,6 +11,7 @@ from promptgen.options import Options, flat
 from promptgen.pipeline import critical_path, plan, unfinished
 from promptgen.progress import usage_text
 from promptgen.report.overview import overall_compliance
+from promptgen.results import Test
 
 
 def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
@@ -54,10 +55,26 @@ def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
     ]
     if ctx.test_runs:
         lines.insert(-2, evaluation_line(ctx))
+    reference = reference_line(tests)
+    if reference:
+        lines.insert(-2, reference)
     left = unfinished(ctx, cfg)
     if left:
         lines.append(f"unfinished   {', '.join(left)} (re-run the same command to finish them)")
     return "\n".join(lines)
+
+
+def reference_line(tests: list[Test]) -> str:
+    """Which reference accuracy used: "reference    3 author-given, 7 from groundtruth
+    model m, 1 invalid" ("" when no test has one)."""
+    author = sum(t.groundtruth_status == "author" for t in tests)
+    models = Counter(t.groundtruth_model or "?" for t in tests if t.groundtruth_status == "ok")
+    invalid = sum(t.groundtruth_status == "invalid" for t in tests)
+    parts = [f"{author} author-given"] if author else []
+    parts += [f"{n} from groundtruth model {m}" for m, n in sorted(models.items())]
+    if invalid:
+        parts.append(f"{invalid} invalid (no accepted groundtruth)")
+    return f"reference    {', '.join(parts)}" if parts else ""
 
 
 def evaluation_line(ctx: Context) -> str:

@@ -19,6 +19,7 @@ TEST_COLUMNS = (
     "inputs",
     "expected_output",
     "reasoning",
+    "reference",  # where accuracy's reference comes from (Test.reference)
 )
 
 
@@ -56,8 +57,8 @@ def tests_csv(ctx: Context) -> str:
 def tests_markdown(ctx: Context) -> str:
     rules = {r.id: r for r in ctx.all_rules}
     lines = [f"# Tests: {ctx.prompt.name}", ""]
-    lines += ["| # | origin | scenario | rule | valid | inputs | expected output |"]
-    lines += ["|---|---|---|---|---|---|---|"]
+    lines += ["| # | origin | scenario | rule | valid | inputs | expected output | reference |"]
+    lines += ["|---|---|---|---|---|---|---|---|"]
     for i, test in enumerate(ctx.tests, start=1):
         rule = rules.get(test.rule_id or "")
         rule_text = ("(inverse) " if test.inverse else "") + (rule.text if rule else "")
@@ -70,6 +71,7 @@ def tests_markdown(ctx: Context) -> str:
             valid,
             _cell(test.inputs),
             test.expected_output or "",
+            test.reference,
         ]
         lines.append(
             "| " + " | ".join(c.replace("|", "\\|").replace("\n", "<br>") for c in cells) + " |"

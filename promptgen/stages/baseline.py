@@ -6,6 +6,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.model import Scenario
 from promptgen.prompting import (
+    fixed_text,
     generated_inputs,
     inputs_text,
     prompt_text,
@@ -48,7 +49,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     names = generated_inputs(ctx.prompt, set(scenario.parameters) if scenario else None)
     messages = stage_messages(
         "baseline", prompt=prompt_text(ctx.prompt), inputs=inputs_text(ctx.prompt, names),
-        count=count, scenario=scenario_text(scenario),
+        count=count, scenario=scenario_text(scenario), fixed=fixed_text(ctx.prompt),
     )  # fmt: skip
     result = await scope.complete(
         messages, model="baseline", output=cases_model(ctx.prompt, names, None, count),

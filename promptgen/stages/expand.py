@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.prompting import generated_inputs, instruction, prompt_text, stage_messages
+from promptgen.prompting import (
+    fixed_text,
+    generated_inputs,
+    instruction,
+    prompt_text,
+    stage_messages,
+)
 from promptgen.prompting.cases import case_inputs, case_model, complete_inputs, shown
 from promptgen.results import Test
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
@@ -65,6 +71,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         rule=rule.text if rule else "",
         test=shown(test),
         input_spec=ctx.input_spec,
+        fixed=fixed_text(ctx.prompt),
         instructions=instruction(ctx.prompt, gen.instructions, "test_expansion"),
     )
     result = await scope.complete(

@@ -8,6 +8,9 @@ gets no accuracy score. PromptPex retried below 80 but rejected below 50, and it
 retries could come back from its own cache. An answer that is empty or cut off at the
 token limit is a failed call, not an answer: it is never scored or accepted, and a
 re-run asks that attempt again.
+
+A test sample with an expected output needs no groundtruth model: the author's output is
+its reference (status `author`, no call); the model answers only the other tests.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from promptgen.context import Context
 from promptgen.evaluation import make_case
 from promptgen.prompting.invoke import call_settings
 from promptgen.results import GroundtruthAttempt, Test
-from promptgen.selection import eval_tests
+from promptgen.selection import author_reference, eval_tests
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
 from promptgen.stages.runs import run_test
 
@@ -40,7 +43,10 @@ def rounds(cfg: RunConfig) -> int:
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     tests = [t for t in eval_tests(ctx, cfg) if t.groundtruth_status is None]
     calls = 1 + len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
-    return [WorkItem(t.id, t, calls) for t in tests]
+    return [
+        WorkItem(t.id, t, 0 if author_reference(ctx.prompt, t) is not None else calls)
+        for t in tests
+    ]
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
@@ -53,6 +59,12 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 async def run(item: WorkItem, scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     test: Test = item.data
+    given = author_reference(ctx.prompt, test)
+    if given is not None:
+        test.groundtruth, test.groundtruth_model, test.groundtruth_score = given, None, None
+        test.groundtruth_status = "author"
+        scope.checkpoint()
+        return
     settings = call_settings(ctx.prompt, cfg.ev)
     model = cfg.groundtruth_model
     while True:

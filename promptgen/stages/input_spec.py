@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.prompting import inputs_text, instruction, samples_text
+from promptgen.prompting import fixed_text, inputs_text, instruction, samples_text
 from promptgen.prompting.analysis import InputSpecAnswer, analysis_messages
 from promptgen.stage import Scope, WorkItem
 
@@ -21,16 +21,17 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
-    ctx = scope.ctx
+    ctx, gen = scope.ctx, scope.cfg.gen
     messages = analysis_messages(
         ctx.prompt,
         "input_spec",
         inputs=inputs_text(ctx.prompt),
-        samples=samples_text(ctx.prompt),
-        instructions=instruction(ctx.prompt, scope.cfg.gen.instructions, "input_spec"),
+        fixed=fixed_text(ctx.prompt),
+        samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
+        instructions=instruction(ctx.prompt, gen.instructions, "input_spec"),
     )
     result = await scope.complete(
-        messages, model="rules", output=InputSpecAnswer, temperature=scope.cfg.gen.temperature
+        messages, model="rules", output=InputSpecAnswer, temperature=gen.temperature
     )
     if not result.ok:
         scope.fail(result.error)

@@ -12,6 +12,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.model import Scenario
 from promptgen.prompting import (
+    fixed_text,
     generated_inputs,
     inputs_text,
     instruction,
@@ -243,7 +244,8 @@ async def _generate(
         rules=rules_text,
         count=count,
         scenario=scenario_text(chunk.scenario),
-        samples=samples_text(ctx.prompt),
+        fixed=fixed_text(ctx.prompt),
+        samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
         existing=existing,
         instructions=instruction(ctx.prompt, gen.instructions, "tests"),
     )

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from promptgen.context import Context
 from promptgen.llm import LLM
+from promptgen.model import TestSample as Sample
 from promptgen.results import GroundtruthAttempt
+from promptgen.selection import sample_tests
 from promptgen.stages import groundtruth
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -113,3 +115,45 @@ def test_off_without_models_under_test(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1, tests=1)
     stage("groundtruth", ctx, config(ctx, llm, evaluation=ON), llm)
     assert fake.requests == [] and ctx.groundtruth == []
+
+
+def test_an_author_output_is_the_reference_without_a_call(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    """A sample with an expected output is settled as `author` at no cost; a generated
+    test's own expected output is no reference: the groundtruth model answers it."""
+    ctx = context(rules=1, tests=1)
+    ctx.prompt.test_samples = [
+        Sample(inputs={"review": "Great value."}, expected="positive"),
+        Sample(inputs={"review": "It broke."}),
+    ]
+    ctx.tests += sample_tests(ctx.prompt)
+    generated, given, plain = ctx.tests
+    generated.expected_output = "negative"  # the generator's guess
+    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    calls = {item.key: item.calls for item in groundtruth.todo(ctx, cfg)}
+    assert calls == {generated.id: 2, given.id: 0, plain.id: 2}
+    stage("groundtruth", ctx, cfg, llm)
+    answered = [b for b in fake.requests if b["model"] == "default"]
+    assert len(answered) == 2 and not any("Great value." in str(b) for b in answered)
+    assert (given.groundtruth, given.groundtruth_status) == ("positive", "author")
+    assert (given.groundtruth_model, given.groundtruth_score) == (None, None)
+    assert given.has_reference and given.reference == "author"
+    assert [generated.groundtruth_status, plain.groundtruth_status] == ["ok", "ok"]
+    assert generated.groundtruth != generated.expected_output
+    assert generated.reference == "groundtruth:openai/default"
+    assert {a.test_id for a in ctx.groundtruth} == {generated.id, plain.id}
+
+
+def test_a_fixed_input_that_changes_a_sample_drops_its_author_output(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    ctx = context(rules=1, tests=0)
+    ctx.prompt.test_samples = [Sample(inputs={"review": "Great value."}, expected="positive")]
+    ctx.tests += sample_tests(ctx.prompt)
+    ctx.prompt.fixed_inputs = {"review": "Awful."}
+    stage("groundtruth", ctx, config(ctx, llm, evaluation=ON, models=MODELS), llm)
+    (test,) = ctx.tests
+    assert test.groundtruth_status == "ok" and test.groundtruth != "positive"
+    (answer,) = [b for b in fake.requests if b["model"] == "default"]
+    assert answer["messages"][-1]["content"] == "Awful."
