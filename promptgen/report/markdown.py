@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from promptgen.context import Context
 from promptgen.report.overview import format_cell, overall_compliance, overview
+from promptgen.report.safety import safety_markdown
 from promptgen.report.stats import (
     FAULT_LABELS,
     Failure,
@@ -60,6 +61,7 @@ def report_markdown(ctx: Context) -> str:
         f"# promptgen report: {text(ctx.prompt.name)}",
         text(ctx.prompt.description) if ctx.prompt.description else "",
         "## Summary\n\n" + _summary(ctx),
+        safety_markdown(ctx),
         "## Overview\n\n" + _overview(ctx),
         "## Prompt\n\n" + _prompt(ctx),
         "## Intent\n\n" + (text(ctx.intent) if ctx.intent else "_not generated_"),
