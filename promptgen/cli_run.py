@@ -38,6 +38,7 @@ from promptgen.report.console import dry_run_table, resolved_options_table, summ
 from promptgen.report.files import write_all
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overview, print_overview
+from promptgen.report.safety import prompt_warning
 
 EPILOG = "Effort presets (a flag or the frontmatter overrides any of them):\n\n" + effort_table()
 HELP = (
@@ -242,6 +243,7 @@ def execute(
         return None
     started = time.perf_counter()
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
+    print_warnings(list(filter(None, [prompt_warning(ctx)])))
     write_all(ctx, prepared.out)
     if options.run.export:
         settings = ExportSettings(

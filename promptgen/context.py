@@ -35,6 +35,7 @@ from promptgen.results import (
     MetricSummary,
     Outcome,
     Rule,
+    SafetyVerdict,
     StageRecord,
     Test,
     TestReview,
@@ -77,6 +78,9 @@ class Context(BaseModel):
     metric_results: list[MetricResult] = Field(default_factory=list)
     groundtruth: list[GroundtruthAttempt] = Field(default_factory=list)
     review: TestReview | None = None
+    safety: SafetyVerdict | None = Field(
+        None, description="The safety judge's verdict on the prompt under test."
+    )
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)

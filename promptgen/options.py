@@ -192,6 +192,14 @@ class Generation(_Group):
             presets=(False, True, True, True),
         ),
     ] = True
+    safety: Annotated[
+        bool,
+        Opt(
+            "Have the eval model screen the prompt and the generated test inputs for prompt "
+            "injection and harmful content (--no-safety: skip).",
+            key="safety",
+        ),
+    ] = True
     baseline_tests: Annotated[
         bool, Opt("Also write zero-shot baseline tests.", key="baselineTests")
     ] = False
@@ -267,6 +275,10 @@ class Evaluation(_Group):
     ] = None
     keep_invalid: Annotated[
         bool, Opt("Also run tests judged invalid.", EVAL, key="keepInvalid")
+    ] = False
+    keep_unsafe: Annotated[
+        bool,
+        Opt("Also run tests the safety screen flagged.", EVAL, key="keepUnsafe"),
     ] = False
     compliance: Annotated[bool, Opt("Judge every output against the prompt's rules.", EVAL)] = True
     metric_files: Annotated[
@@ -360,7 +372,7 @@ class Models(_Group):
         None
     )
     eval_model: Annotated[
-        ModelName | None, Opt("Model for groundedness, validity and the review.", MODELS)
+        ModelName | None, Opt("Model for groundedness, validity, safety and the review.", MODELS)
     ] = None
     baseline_model: Annotated[ModelName | None, Opt("Model for baseline tests.", MODELS)] = None
     api_base: Annotated[

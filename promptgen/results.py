@@ -21,6 +21,8 @@ Outcome = Literal["ok", "err", "unknown"]
 # A reply that is not a whole answer: empty (or only whitespace), or cut off at the
 # token limit (finish_reason "length"). Recorded, never judged, asked again on a re-run.
 Fault = Literal["empty", "truncated"]
+# The safety judge's verdict on the prompt under test or on one test's inputs.
+Safety = Literal["safe", "injection", "harmful"]
 
 
 def content_id(prefix: str, *parts: Any) -> str:
@@ -118,6 +120,12 @@ class Test(_Record):
     # ok: the groundtruth model's answer was accepted; invalid: no answer was (no
     # reference); author: a test sample's expected output, taken as is (no model asked).
     groundtruth_status: Literal["ok", "invalid", "author"] | None = None
+    safety: Safety | None = Field(
+        None,
+        description="The safety judge's verdict on the inputs; a flagged test (injection, "
+        "harmful) is not run on the models unless keepUnsafe.",
+    )
+    safety_reason: str | None = None
 
     @property
     def has_reference(self) -> bool:
@@ -131,6 +139,11 @@ class Test(_Record):
         if self.groundtruth_status == "ok":
             return f"groundtruth:{self.groundtruth_model or ''}"
         return self.groundtruth_status or ""
+
+    @property
+    def flagged(self) -> bool:
+        """The safety judge flagged the inputs (prompt injection or harmful content)."""
+        return self.safety not in (None, "safe")
 
     @staticmethod
     def make_id(
@@ -245,6 +258,18 @@ class GroundtruthAttempt(_Record):
     @field_serializer("reasons")
     def _scrub_reasons(self, value: dict[str, str]) -> dict[str, str]:
         return {k: scrub(v) for k, v in value.items()}  # a judge's error may stand here
+
+
+class SafetyVerdict(_Record):
+    """The safety judge's verdict on the prompt under test."""
+
+    verdict: Safety
+    reason: str = ""
+    model: str | None = Field(None, description="The judge that gave the verdict.")
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict != "safe"
 
 
 class FailureMode(_Record):

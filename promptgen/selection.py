@@ -17,16 +17,20 @@ Cell = tuple[Test, str, int]
 def eval_tests(ctx: Context, cfg: RunConfig) -> list[Test]:
     """Tests to evaluate, bounded by maxTestsToRun.
 
-    Invalid tests are left out unless keepInvalid; `--tests FILE` restricts the set.
-    The bound takes tests round-robin over (scenario, rule) groups, so a small budget
-    still covers every rule instead of the first rule's tests only.
+    Invalid tests are left out unless keepInvalid, and tests the safety screen flagged
+    unless keepUnsafe (or --no-safety); `--tests FILE` restricts the set. The bound takes
+    tests round-robin over (scenario, rule) groups, so a small budget still covers every
+    rule instead of the first rule's tests only.
     """
     options = cfg.ev
     wanted = set(options.test_ids)
+    drop_unsafe = cfg.gen.safety and not options.keep_unsafe
     eligible = [
         t
         for t in ctx.tests
-        if (not wanted or t.id in wanted) and (options.keep_invalid or t.valid is not False)
+        if (not wanted or t.id in wanted)
+        and (options.keep_invalid or t.valid is not False)
+        and not (drop_unsafe and t.flagged)
     ]
     if options.max_tests_to_run is None or len(eligible) <= options.max_tests_to_run:
         return eligible

@@ -49,7 +49,7 @@ class WorkItem:
 
 
 # The stages that make the test set: what the evaluation and the review wait for.
-TEST_SET = ("tests", "baseline", "expand", "validity")
+TEST_SET = ("tests", "baseline", "expand", "validity", "screen")
 
 
 @dataclass

@@ -40,6 +40,9 @@ class PipelineResponder:
         # Number answers by their request's content instead of arrival order: the same
         # request gets the same answer however calls interleave (kill and resume tests).
         self.by_content = False
+        # The safety judge: a text holding one of these words is flagged with its label
+        # (the prompt, or a numbered test input); everything else is safe.
+        self.unsafe_words: dict[str, str] = {"INJECTME": "injection", "HARMME": "harmful"}
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -89,6 +92,11 @@ class PipelineResponder:
                 k: {"valid": (n + int(k)) % 7 != 0, "reason": "meets the specification"}
                 for k in numbers
             }
+        if name == "SafetyAnswer":
+            return self._safety(text)
+        if name == "Screening":
+            items = dict(re.findall(r"^(\d+)\. (.*)$", text, re.M))
+            return {k: self._safety(items.get(k, "")) for k in numbers}
         if name in ("TestCases", "TestCase"):
             return self._cases(name, schema, text, n)
         if name == "ComplianceVerdict":
@@ -126,6 +134,12 @@ class PipelineResponder:
                 k: {"importance": (n + int(k)) % 10 + 1, "note": f"checks {k}"} for k in numbers
             }
         return {"answer": "ok"}
+
+    def _safety(self, text: str) -> dict[str, str]:
+        for word, label in self.unsafe_words.items():
+            if word.lower() in text.lower():
+                return {"reason": f"says {word}", "verdict": label}
+        return {"reason": "an ordinary request", "verdict": "safe"}
 
     def _promptarchitect(self, name: str, schema: dict[str, Any], bad: bool) -> Any:
         """Promptarchitect's judged tests: an output with the bad word fails each of them

@@ -223,7 +223,9 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     assert planned and sorted(r.key for r in ctx.test_runs) == sorted(planned)
     assert all(r.ok and r.metrics for r in ctx.test_runs)
     assert all(ctx.rule(t.rule_id) is not None for t in ctx.tests if t.origin != "baseline")
-    assert all(t.groundtruth_status is not None for t in ctx.tests if t.valid is not False)
+    # The mock's schema-only verdicts flag some tests unsafe: those are never run.
+    evaluated = [t for t in ctx.tests if t.valid is not False and not t.flagged]
+    assert all(t.groundtruth_status is not None for t in evaluated)
     # Every empty or cut-off reply the mock sent a model under test was flagged as such
     # (a failed cell is asked once per run, so each fault shows in the run that got it).
     entries = [json.loads(line) for line in log.read_text().splitlines()]

@@ -63,8 +63,11 @@ def _cfg(effort: str, **evaluation: object) -> RunConfig:
 
 
 def test_critical_path_from_the_declarations() -> None:
-    # intent|input_spec|rules -> inverse_rules -> tests [-> expand] [-> validity]
-    assert [critical_path(_cfg(e)) for e in ("min", "low", "medium", "high")] == [3, 4, 5, 6]
+    # intent|input_spec|rules -> inverse_rules -> tests [-> expand] -> screen|validity
+    # (the safety screen is on at every effort; validity from low)
+    assert [critical_path(_cfg(e)) for e in ("min", "low", "medium", "high")] == [4, 4, 5, 6]
+    options, sources = resolve_options({"effort": "min", "safety": False})  # --no-safety
+    assert critical_path(build_config(context().prompt, options, sources)) == 3
     # ... -> runs -> metrics; with groundtruth: answer -> score -> metrics
     assert critical_path(_cfg("low", evals=True)) == 6
     assert critical_path(_cfg("low", groundtruth=True)) == 7
@@ -75,7 +78,8 @@ def test_unfinished_is_read_off_the_context_not_a_saved_status(tmp_path: Path) -
     cfg = _cfg("min")
     for name in STAGES:
         ctx.stage(name).status = "done"  # a stale record says everything is done ...
-    assert unfinished(ctx, cfg, "generation") == ["tests"]  # ... but no test exists
+    # ... but no test exists, and the prompt has no safety verdict
+    assert unfinished(ctx, cfg, "generation") == ["safety", "tests"]
     assert isinstance(ctx, Context)
 
 

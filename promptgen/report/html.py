@@ -25,6 +25,7 @@ from promptgen.report.html_sections import (
 )
 from promptgen.report.html_tables import results_table, tests_table
 from promptgen.report.overview import error_rate, overall_compliance
+from promptgen.report.safety import safety_html
 from promptgen.report.stats import error_kind, error_text, faulty, number, percent, verdict
 
 ASSETS = Path(__file__).parent
@@ -47,7 +48,7 @@ def content_security_policy(script: str) -> str:
 def report_html(ctx: Context) -> str:
     script = asset("report.js")
     title = f"promptgen report: {ctx.prompt.name}"
-    sections = [_header(ctx), _section("summary", "Summary", _summary(ctx))]
+    sections = [_header(ctx), _section("summary", "Summary", _summary(ctx)), *safety_html(ctx)]
     if ctx.test_runs:
         sections += [
             _section("chart", "Compliance per model", compliance_chart(ctx)),

@@ -19,6 +19,7 @@ from promptgen.report.markdown_sections import (
 )
 from promptgen.report.markdown_text import cell, fenced, table, text
 from promptgen.report.overview import format_cell, overall_compliance, overview
+from promptgen.report.safety import safety_markdown
 from promptgen.report.stats import (
     FAULT_LABELS,
     error_kind,
@@ -37,6 +38,7 @@ def report_markdown(ctx: Context) -> str:
         f"# promptgen report: {text(ctx.prompt.name)}",
         text(ctx.prompt.description) if ctx.prompt.description else "",
         "## Summary\n\n" + _summary(ctx),
+        safety_markdown(ctx),
         "## Overview\n\n" + _overview(ctx),
         "## Prompt\n\n" + _prompt(ctx),
         "## Intent\n\n" + (text(ctx.intent) if ctx.intent else "_not generated_"),

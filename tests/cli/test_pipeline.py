@@ -143,7 +143,7 @@ def test_dry_run_calls_nothing(server: tuple[FakeLLM, PipelineResponder], tmp_pa
     result = promptgen(tmp_path, "samples/translate-support-reply.prompty", *args)
     assert result.returncode == 0, result.stderr
     assert fake.requests == [] and not (tmp_path / "o").exists()
-    for stage in ("intent", "rules", "tests", "expand", "validity", "total"):
+    for stage in ("intent", "rules", "safety", "tests", "expand", "screen", "validity", "total"):
         assert stage in result.stdout
 
 
@@ -163,7 +163,11 @@ def test_precedence_flag_over_frontmatter_over_effort(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("failing", "redo"),
-    [("TestCases", {"TestCases"}), ("RulesAnswer", {"RulesAnswer", "InverseAnswer", "TestCases"})],
+    # The tests are screened once they exist; the prompt's safety verdict is kept.
+    [
+        ("TestCases", {"TestCases", "Screening"}),
+        ("RulesAnswer", {"RulesAnswer", "InverseAnswer", "TestCases", "Screening"}),
+    ],
 )
 def test_provider_failure_keeps_work_and_resumes(
     tmp_path: Path, failing: str, redo: set[str]

@@ -1,0 +1,145 @@
+"""The safety judge's findings, as the reports and the console summary show them: the
+verdict on the prompt under test (a flagged prompt gets a warning; the run went on) and
+the tests whose inputs were flagged, with whether the evaluation left them out."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from html import escape
+
+from promptgen.context import Context
+from promptgen.report.stats import excerpt
+from promptgen.results import SafetyVerdict, Test
+
+LABELS = {"injection": "prompt injection", "harmful": "harmful content"}
+CAVEAT = "A model's judgement, not a guarantee: check the flagged items yourself."
+
+
+@dataclass(frozen=True)
+class Findings:
+    prompt: SafetyVerdict | None
+    screened: int
+    flagged: list[Test]
+    dropped: bool  # flagged tests were left out of the evaluation
+
+    @property
+    def any(self) -> bool:
+        return self.prompt is not None or self.screened > 0
+
+    def counts(self) -> str:
+        """ "1 prompt injection, 2 harmful content"."""
+        by_label = Counter(t.safety for t in self.flagged)
+        return ", ".join(f"{by_label[k]} {v}" for k, v in LABELS.items() if by_label[k])
+
+    def tests_line(self) -> str:
+        if not self.flagged:
+            return f"none of {self.screened} screened tests flagged"
+        fate = "kept in the runs"
+        if self.dropped:
+            fate = "not run on the models (--keep-unsafe runs them)"
+        flagged = f"{len(self.flagged)} of {self.screened} screened tests flagged"
+        return f"{flagged} ({self.counts()}), {fate}"
+
+
+def findings(ctx: Context) -> Findings:
+    options = ctx.options
+    screened = [t for t in ctx.tests if t.safety is not None]
+    return Findings(
+        prompt=ctx.safety,
+        screened=len(screened),
+        flagged=[t for t in screened if t.flagged],
+        dropped=options.generation.safety and not options.evaluation.keep_unsafe,
+    )
+
+
+def prompt_warning(ctx: Context) -> str | None:
+    """One line for stderr when the prompt under test was flagged."""
+    verdict = ctx.safety
+    if verdict is None or not verdict.flagged:
+        return None
+    return (
+        f"the safety judge flags the prompt under test as {_label(verdict.verdict)}: "
+        f"{excerpt(verdict.reason, 200) or 'no reason given'} (the run went on; "
+        "review the prompt, or pass --no-safety if it is about security on purpose)"
+    )
+
+
+def summary_line(ctx: Context) -> str | None:
+    """The console summary's line (None when nothing was judged)."""
+    found = findings(ctx)
+    if not found.any:
+        return None
+    prompt = "not judged" if found.prompt is None else _prompt_label(found.prompt)
+    return f"safety       prompt {prompt}; {found.tests_line()}"
+
+
+def _prompt_label(verdict: SafetyVerdict) -> str:
+    return "safe" if not verdict.flagged else f"FLAGGED as {_label(verdict.verdict)}"
+
+
+def safety_markdown(ctx: Context) -> str:
+    """The report's "Safety" section ("" when nothing was judged)."""
+    # Imported here: markdown.py calls this module, and its escaping is the one to use.
+    from promptgen.report.markdown import cell, table, text
+
+    found = findings(ctx)
+    if not found.any:
+        return ""
+    lines = ["## Safety", ""]
+    verdict = found.prompt
+    if verdict is not None and verdict.flagged:
+        lines += [
+            f"> **Warning:** the safety judge flags the prompt under test as "
+            f"**{_label(verdict.verdict)}**: {text(verdict.reason or 'no reason given')}",
+            "",
+        ]
+    prompt = "not judged" if verdict is None else _prompt_label(verdict)
+    lines += [f"- **Prompt:** {prompt}", f"- **Tests:** {found.tests_line()}"]
+    if found.flagged:
+        rows = [
+            [cell(t.id), _label(t.safety), cell(t.safety_reason or "-"), cell(_inputs(t))]
+            for t in found.flagged
+        ]
+        lines += ["", table(["Test", "Verdict", "Reason", "Input"], rows)]
+    lines += ["", f"_{text(CAVEAT)}_"]
+    return "\n".join(lines)
+
+
+def safety_html(ctx: Context) -> list[str]:
+    """The report's "Safety" section, as a list of zero or one sections."""
+    found = findings(ctx)
+    if not found.any:
+        return []
+    parts = []
+    verdict = found.prompt
+    if verdict is not None and verdict.flagged:
+        parts.append(
+            '<p><span class="tag bad">warning</span> <strong>The safety judge flags the '
+            f"prompt under test as {escape(_label(verdict.verdict))}:</strong> "
+            f"{escape(verdict.reason or 'no reason given')}</p>"
+        )
+    prompt = "not judged" if verdict is None else _prompt_label(verdict)
+    parts.append(f"<p>Prompt: {escape(prompt)}. Tests: {escape(found.tests_line())}.</p>")
+    if found.flagged:
+        rows = "".join(
+            f'<tr><td class="id">{escape(t.id)}</td>'
+            f'<td class="bad">{escape(_label(t.safety))}</td>'
+            f"<td>{escape(t.safety_reason or '-')}</td>"
+            f"<td><pre>{escape(_inputs(t))}</pre></td></tr>"
+            for t in found.flagged
+        )
+        head = "<tr><th>Test</th><th>Verdict</th><th>Reason</th><th>Input</th></tr>"
+        parts.append(f"<table><thead>{head}</thead><tbody>{rows}</tbody></table>")
+    parts.append(f'<p class="hint">{escape(CAVEAT)}</p>')
+    body = "\n".join(parts)
+    return [f'<section id="safety"><h2>Safety</h2>\n{body}\n</section>']
+
+
+def _label(verdict: str | None) -> str:
+    return LABELS.get(verdict or "", verdict or "-")
+
+
+def _inputs(test: Test) -> str:
+    return excerpt(json.dumps(test.inputs, ensure_ascii=False, default=str), 300)
