@@ -26,10 +26,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages"),
     ("progress", "pipeline"),
-    ("api", "lve_run"),
+    ("api", "lve_run", "discover"),
     ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
      "inspect_view", "schemas", "docsgen", "cli_export", "export", "cli_lve", "cli_lve_run",
-     "cli_pa"),
+     "cli_pa", "batch"),
 ]  # fmt: skip
 
 
