@@ -33,7 +33,7 @@ from promptgen.report.overview import overall_compliance
 from promptgen.report.summary import Entry, summary_markdown, write_summary
 from promptgen.secrets import scrub
 
-STATUS = {0: "ok", 1: "below --fail-under", 2: "bad input", 3: "failed", 130: "interrupted"}
+STATUS = {0: "ok", 1: "below --fail-under", 2: "bad input", 3: "failed"}
 Notify = Callable[[str], None]
 
 
