@@ -180,7 +180,7 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
     if isinstance(source, Context):
         return source, out or DEFAULT_OUT / slug(source.prompt.name), []
     if isinstance(source, PromptUnderTest):
-        return Context.new(source), out or DEFAULT_OUT / slug(source.name), []
+        return _new_or_saved(source, out or DEFAULT_OUT / slug(source.name), fresh)
     path = Path(source)
     fmt = options.run.format
     if path.suffix.lower() == ".json" and fmt is None and json_kind(path) == CONTEXT:
@@ -192,7 +192,13 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
             )
         return load_context(path), out or path.parent, [f"resuming the run saved in {path}"]
     prompt = load_prompt(path, fmt)
-    folder = out or DEFAULT_OUT / slug(prompt.name)
+    return _new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), fresh)
+
+
+def _new_or_saved(
+    prompt: PromptUnderTest, folder: Path, fresh: bool
+) -> tuple[Context, Path, list[str]]:
+    """A new context for `prompt`, or the run of the same prompt saved in `folder`."""
     ctx = Context.new(prompt)
     existing = folder / CONTEXT_FILE
     if not existing.is_file() or fresh:

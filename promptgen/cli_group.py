@@ -1,7 +1,8 @@
 """A Typer group where `promptgen FILE [options]` can sit beside subcommands.
 
-A first argument that is not a subcommand (nor an option) is routed to the group's
-default command.
+A first argument that is not a subcommand, nor an option of the group itself
+(`--version`, `--help`), is routed to the group's default command: `promptgen FILE`,
+`promptgen --prompt TEXT` and `promptgen --dry-run FILE` all run it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ class DefaultCommandGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
     def _is_free_word(self, ctx: Any, word: str) -> bool:
-        return not word.startswith("-") and self.get_command(ctx, word) is None
+        if word.startswith("-"):
+            own = {name for p in self.get_params(ctx) for name in (*p.opts, *p.secondary_opts)}
+            return word.split("=", 1)[0] not in own
+        return self.get_command(ctx, word) is None
 
     def list_commands(self, ctx: Any) -> list[str]:
         # Keep the order commands were added in: most used first.

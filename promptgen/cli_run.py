@@ -17,13 +17,17 @@ import typer
 from pydantic import ValidationError
 
 from promptgen import api
+from promptgen.batch import batch_out, dry_run_listing, plan_batch, run_batch, summary_text
 from promptgen.cli_export import report_exports
 from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.context import Context
+from promptgen.discover import Plan, find_prompts, is_batch
 from promptgen.errors import BadInputError
 from promptgen.export import ExportSettings, parse_targets, write_exports
+from promptgen.formats import load_inline
 from promptgen.gate import gate
 from promptgen.llm.config import split_models
+from promptgen.model import PromptUnderTest
 from promptgen.options import (
     OPTION_FIELDS,
     OptionField,
@@ -43,6 +47,9 @@ from promptgen.report.safety import prompt_warning
 EPILOG = "Effort presets (a flag or the frontmatter overrides any of them):\n\n" + effort_table()
 HELP = (
     "Generate tests for FILE and evaluate them (the default command: `promptgen FILE`).\n\n"
+    "Several files, folders (searched recursively) or globs run every prompt found, "
+    "each into OUT/<prompt>/, with OUT/summary.md and OUT/summary.csv and one exit code "
+    "(the highest of the prompts' codes); --prompt TEXT tests a prompt given inline.\n\n"
     "Extracts the intent, input specification, output rules and inverse rules, checks "
     "groundedness, generates, expands and validates tests; with --models, runs them on "
     "the models under test and scores the outputs. Writes context.json, readable files "
@@ -52,7 +59,10 @@ HELP = (
     "runtime failure (unfinished stages, or failed calls above --fail-on-error), "
     "130 interrupted (Ctrl-C; re-running resumes)."
 )
-FILE_HELP = "A prompt (.prompty, .prompt.yml, .md, .txt) or a saved context.json."
+FILE_HELP = (
+    "A prompt (.prompty, .prompt.yml, .md, .txt, ...) or a saved context.json; or several "
+    "files, folders and globs (quoted globs work): a batch."
+)
 
 
 def _flag_type(field: OptionField) -> Any:
@@ -216,12 +226,80 @@ def parse_vars(items: list[str]) -> dict[str, str]:
     return values
 
 
-def run(file: Path, **flags: Any) -> None:
-    execute(file, options_from_flags(flags))
+def run(files: list[str] | None = None, **flags: Any) -> None:
+    options = options_from_flags(flags)
+    args = list(files or [])
+    text = options.run.prompt
+    if text is not None:
+        if args:
+            raise BadInputError(
+                f"--prompt TEXT and a prompt file ({args[0]}) both given",
+                hint="give prompt files or --prompt TEXT, not both",
+            )
+        if options.run.format is not None:
+            raise BadInputError("--format reads a file; --prompt TEXT is read as plain text")
+        execute(load_inline(text), options)
+    elif not args:
+        raise BadInputError(
+            "which prompt?", hint="give a prompt file, a folder or a glob, or --prompt TEXT"
+        )
+    elif not is_batch(args):
+        execute(Path(args[0]), options)
+    else:
+        code = execute_batch(args, options)
+        if code:
+            raise typer.Exit(code)
+
+
+def execute_batch(args: list[str], options: Options) -> int:
+    """Many prompts (promptgen/batch.py): list them with --dry-run, else run them all and
+    print the summary. Returns the batch's exit code."""
+    for given, flag in ((options.run.format, "--format"), (options.run.tests_file, "--tests")):
+        if given is not None:
+            raise BadInputError(
+                f"{flag} applies to one prompt, not to a batch", hint="run that prompt alone"
+            )
+    plan = find_prompts(args, batch_out(options))
+    if not plan.prompts:
+        raise BadInputError(
+            f"no prompt found in {' '.join(args)} ({len(plan.skipped)} file(s) skipped)",
+            hint="see why with --dry-run",
+        )
+    if options.run.dry_run or options.run.print_options:
+        return _plan_only(plan, options)
+    quiet = options.run.quiet
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(f"promptgen: {line}", file=sys.stderr, flush=True)
+
+    batch = run_batch(plan, options, say)
+    for failed in (r for r in batch.runs if r.error is not None):
+        print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)
+    with results_output():
+        typer.echo(summary_text(batch), nl=False)
+        typer.echo(f"summary: {batch.out / 'summary.md'}, {batch.out / 'summary.csv'}")
+    return batch.code
+
+
+def _plan_only(plan: Plan, options: Options) -> int:
+    planned = plan_batch(plan, options)
+    with results_output():
+        if options.run.dry_run:
+            typer.echo(dry_run_listing(plan, planned))
+        for entry in planned if options.run.print_options else []:
+            if entry.prepared is not None:
+                ctx = entry.prepared.ctx
+                typer.echo(f"\n{entry.found.path}:")
+                typer.echo(resolved_options_table(ctx.options, ctx.option_sources))
+    return max((e.error.exit_code for e in planned if e.error is not None), default=0)
 
 
 def execute(
-    file: Path, options: Options, *, check: Callable[[api.Prepared], None] | None = None
+    file: Path | PromptUnderTest,
+    options: Options,
+    *,
+    check: Callable[[api.Prepared], None] | None = None,
 ) -> Context | None:
     """Everything a run command does once its flags are Options: prepare (and resume),
     print the options or the plan when asked, run, write the reports and exports, apply
@@ -262,9 +340,13 @@ def execute(
 
 
 _FILE = inspect.Parameter(
-    "file",
+    "files",
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    annotation=Annotated[Path, typer.Argument(help=FILE_HELP, show_default=False)],
+    default=None,
+    annotation=Annotated[
+        Optional[list[str]],  # noqa: UP045 -- typer reads the annotation
+        typer.Argument(help=FILE_HELP, show_default=False, metavar="FILE..."),
+    ],
 )
 run.__signature__ = inspect.Signature([_FILE, *map(flag_parameter, FLAGGED)])  # type: ignore[attr-defined]
 run.__annotations__ = {p.name: p.annotation for p in run.__signature__.parameters.values()}  # type: ignore[attr-defined]

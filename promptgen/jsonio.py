@@ -11,6 +11,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,20 @@ _LONE_ESCAPE = re.compile(
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# The files read inside a `recording_reads()` block: a batch learns which files a prompt
+# uses (its system role, samples, prompt file) without knowing each format's keys.
+_READS: ContextVar[set[Path] | None] = ContextVar("promptgen_reads", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[set[Path]]:
+    """Collect the resolved path of every file `read_limited` reads in this block."""
+    reads: set[Path] = set()
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
 
 
 def human_bytes(size: int) -> str:
@@ -88,6 +105,9 @@ def read_limited(
         os.close(fd)
     if size > limit:  # grew after the stat
         raise error(_too_big(what, name, size, limit), hint=_SIZE_HINT, **where)
+    reads = _READS.get()
+    if reads is not None:
+        reads.add(Path(path).resolve())
     return b"".join(chunks)
 
 

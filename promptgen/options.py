@@ -419,6 +419,15 @@ class Run(_Group):
             persist=False,
         ),
     ] = None
+    prompt: Annotated[
+        str | None,
+        Opt(
+            "A prompt given as TEXT instead of prompt files, read as a plain text prompt "
+            "(inputs detected as for .txt); its output folder is ./promptgen-out/inline.",
+            RUN,
+            persist=False,
+        ),
+    ] = None
     fresh: Annotated[bool, Opt("Discard a saved run in the output folder.", RUN, persist=False)] = (
         False
     )

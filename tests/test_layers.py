@@ -26,10 +26,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages"),
     ("progress", "pipeline"),
-    ("api", "lve_run", "configure", "importing"),
+    ("api", "lve_run", "configure", "importing", "discover"),
     ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
      "inspect_view", "schemas", "docsgen", "cli_export", "export", "cli_lve", "cli_lve_run",
-     "cli_pa", "cli_diff", "cli_view", "cli_configure", "cli_import"),
+     "cli_pa", "cli_diff", "cli_view", "cli_configure", "cli_import", "batch"),
 ]  # fmt: skip
 
 

@@ -11,7 +11,8 @@ from promptgen.jsonio import read_limited
 from promptgen.model import PromptUnderTest
 
 SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt", ".prompt")
-__all__ = ["FORMATS", "SUFFIXES", "detect", "load_prompt", "read_text"]
+__all__ = ["FORMATS", "INLINE", "SUFFIXES", "detect", "load_inline", "load_prompt", "read_text"]
+INLINE = "inline"  # the name (and output folder) of a prompt given as text
 
 
 def read_text(path: Path) -> str:
@@ -56,3 +57,16 @@ def load_prompt(path: str | Path, format: str | None = None) -> PromptUnderTest:
             f"unknown format {fmt!r}", file=path, hint=f"use one of: {', '.join(FORMATS)}"
         )
     return loader(fmt)(path, text)
+
+
+def load_inline(text: str) -> PromptUnderTest:
+    """A prompt given as text (`--prompt TEXT`), read as a plain text prompt: its inputs are
+    detected as for a .txt file. Errors name `--prompt` where a file would be named."""
+    if not text.strip():
+        raise PromptFormatError("--prompt is empty", hint="give the prompt's text, or a file")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_PROMPT_BYTES:
+        raise PromptFormatError(
+            f"--prompt is over the {MAX_PROMPT_BYTES:,}-byte limit", hint="put it in a file"
+        )
+    prompt = loader("text")(Path("--prompt"), text)
+    return prompt.model_copy(update={"name": INLINE})

@@ -9,6 +9,7 @@ through the run; only configuration problems (unknown model, missing key) raise.
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import time
 from collections.abc import Iterator
@@ -90,9 +91,24 @@ class LLM:
         self._checked: set[str] = set()
         self._modes: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._root: LLM = self
+
+    def for_run(self) -> LLM:
+        """A gateway for one run of a batch: this gateway's cache, limits, HTTP clients and
+        retry policy, with its own usage account, so each run's context counts only its own
+        calls while every run draws on one concurrency budget. Closing it closes nothing:
+        the gateway it came from owns what they share."""
+        child = copy.copy(self)
+        child.usage = UsageTracker()
+        return child
 
     def _bind_loop(self) -> None:
         """Limits and HTTP clients belong to one event loop; a new loop gets new ones."""
+        root = self._root
+        if root is not self:  # a run of a batch: the shared gateway's, whatever it binds
+            root._bind_loop()
+            self.limits, self._loop = root.limits, root._loop
+            return
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
@@ -331,6 +347,8 @@ class LLM:
 
     async def aclose(self) -> None:
         """Close HTTP clients inside the loop that opened them, then the cache."""
+        if self._root is not self:
+            return
         for backend in self._backends.values():
             closer = getattr(backend, "aclose", None)
             if closer is not None:
@@ -339,7 +357,7 @@ class LLM:
         self.close()
 
     def close(self) -> None:
-        if self.cache is not None:
+        if self.cache is not None and self._root is self:
             self.cache.close()
 
 

@@ -1,4 +1,5 @@
-"""JUnit XML for CI: one testsuite per model, one testcase per (test, model).
+"""JUnit XML for CI: one testsuite per model, one testcase per (test, model); for a batch
+of prompts, one testsuite per prompt (`junit_batch_xml`).
 
 A testcase aggregates its runs and gets at most one status, most serious first:
 <failure> (a run was non-compliant or failed a check), <error> (a run errored, or its
@@ -15,6 +16,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import dataclass
 
 from promptgen.context import Context
 from promptgen.report.stats import (
@@ -44,22 +46,68 @@ def clean(value: object) -> str:
 
 def junit_xml(ctx: Context) -> str:
     root = ET.Element("testsuites", name=clean(f"promptgen: {ctx.prompt.name}"))
-    failing = {f.run.key: f for f in failures(ctx)}
     totals: Counter[str] = Counter()
     total_time = 0.0
     for model in ctx.models_run:
         runs = [r for r in ctx.test_runs if r.model == model]
         suite = ET.SubElement(root, "testsuite", name=clean(model))
-        counts: Counter[str] = Counter()
-        for test_id in dict.fromkeys(r.test_id for r in runs):
-            mine = [r for r in runs if r.test_id == test_id]
-            status = _testcase(suite, ctx, mine, [failing[r.key] for r in mine if r.key in failing])
+        counts = _add_cases(suite, ctx, runs)
+        seconds = _seconds(runs)
+        _set_counts(suite, counts, seconds)
+        totals.update(counts)
+        total_time += seconds
+    return _document(root, totals, total_time)
+
+
+@dataclass
+class SuiteSource:
+    """One prompt of a batch, as its JUnit testsuite needs it: its name, its context
+    (None when it failed before running), and its error and exit code."""
+
+    name: str
+    ctx: Context | None
+    code: int = 0
+    error: str | None = None
+
+
+def junit_batch_xml(prompts: list[SuiteSource]) -> str:
+    """One testsuite per prompt of a batch, a testcase per (test, model). A prompt that
+    failed gets a testcase `promptgen` holding its error (exit code 2 or 3) or the
+    quality gate's failure (exit code 1), so CI shows why even when no test ran."""
+    root = ET.Element("testsuites", name="promptgen batch")
+    totals: Counter[str] = Counter()
+    total_time = 0.0
+    for prompt in prompts:
+        suite = ET.SubElement(root, "testsuite", name=clean(prompt.name))
+        ctx = prompt.ctx
+        runs = ctx.test_runs if ctx is not None else []
+        counts = _add_cases(suite, ctx, runs) if ctx is not None else Counter()
+        if prompt.error is not None:
+            status = "failures" if prompt.code == 1 else "errors"
+            case = ET.SubElement(suite, "testcase", name="promptgen", classname=clean(prompt.name))
+            tag = "failure" if status == "failures" else "error"
+            ET.SubElement(case, tag, message=clean(prompt.error), type=f"exit-{prompt.code}")
             counts.update(["tests", status])
         seconds = _seconds(runs)
         _set_counts(suite, counts, seconds)
         totals.update(counts)
         total_time += seconds
-    _set_counts(root, totals, total_time)
+    return _document(root, totals, total_time)
+
+
+def _add_cases(suite: ET.Element, ctx: Context, runs: list[TestRun]) -> Counter[str]:
+    """A testcase per (test, model) of `runs`; the counts of their statuses."""
+    failing = {f.run.key: f for f in failures(ctx)}
+    counts: Counter[str] = Counter()
+    for key in dict.fromkeys((r.test_id, r.model) for r in runs):
+        mine = [r for r in runs if (r.test_id, r.model) == key]
+        status = _testcase(suite, ctx, mine, [failing[r.key] for r in mine if r.key in failing])
+        counts.update(["tests", status])
+    return counts
+
+
+def _document(root: ET.Element, totals: Counter[str], seconds: float) -> str:
+    _set_counts(root, totals, seconds)
     ET.indent(root)
     document = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
     return scrub(document, shapes=False)

@@ -1,0 +1,200 @@
+"""Which files a batch runs: `promptgen DIR_OR_GLOB...` finds its prompts here.
+
+Arguments are files, folders (searched recursively) and globs (`samples/**/*.prompty`,
+expanded here, so a quoted glob works). A file named as an argument is run whatever it
+holds (an error is that prompt's failure). A file found in a folder or by a glob is run
+only when detection says it is a prompt; the others are skipped, each with its reason:
+
+- a metric (`*.metric.prompty`) or a Verdict-style judge template (`*.verdict.md`):
+  metrics of other prompts, not prompts to test;
+- a saved run (`context.json`), JSON data, JSON lines, or any file detection refuses;
+- README-like documentation (README, CHANGELOG, LICENSE, ... as .md or .txt);
+- a file another prompt of the batch reads when it loads: a Promptarchitect system role
+  or test sample, an LVE `prompt_file`, a samples file or a `${file:...}` reference;
+- a file of a type no format reads (counted, not listed).
+
+Hidden files and folders, and the batch's own output folder, are never searched.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptgen.api import slug
+from promptgen.errors import BadInputError, PromptgenError
+from promptgen.formats import SUFFIXES, load_prompt, read_text
+from promptgen.formats.detect import CONTEXT, detect, json_kind
+from promptgen.jsonio import recording_reads
+from promptgen.model import PromptUnderTest
+
+# Files with these endings are looked at; any other file in a folder is not a prompt.
+CANDIDATES = (*SUFFIXES, ".json")
+DOCUMENTATION = frozenset({
+    "readme", "changelog", "changes", "history", "license", "licence", "copying", "notice",
+    "authors", "contributing", "code_of_conduct", "security",
+})  # fmt: skip
+_NOT_SEARCHED = frozenset({"__pycache__", "node_modules"})
+
+
+@dataclass
+class Found:
+    """A prompt to run: its file, format, output folder name and the prompt (or the error
+    that loading it raised, reported as that prompt's failure)."""
+
+    path: Path
+    slug: str
+    format: str | None = None
+    prompt: PromptUnderTest | None = None
+    error: PromptgenError | None = None
+    reads: set[Path] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    reason: str
+
+
+@dataclass
+class Plan:
+    prompts: list[Found]
+    skipped: list[Skipped]
+    others: int = 0  # files in the folders of a type no format reads
+
+
+def is_batch(args: Sequence[str]) -> bool:
+    """More than one argument, a folder or a glob: a batch. One file: a single run."""
+    if len(args) != 1:
+        return len(args) > 1
+    arg = args[0]
+    return Path(arg).is_dir() or (glob.has_magic(arg) and not Path(arg).exists())
+
+
+def find_prompts(args: Sequence[str], out: Path) -> Plan:
+    """The prompts of `args` and the files skipped, in argument order (each folder and
+    glob sorted). An argument that matches nothing is an error (exit code 2)."""
+    given: list[Path] = []
+    searched: list[Path] = []
+    for arg in args:
+        if not arg.strip() or "\x00" in arg:
+            raise BadInputError(f"{arg!r} is not a path", hint="give prompt files or folders")
+        path = Path(arg)
+        if path.is_file() or (path.exists() and not path.is_dir()):
+            given.append(path)
+        elif path.is_dir():
+            searched += _walk(path, out)
+        elif glob.has_magic(arg):
+            matched = sorted(Path(p) for p in glob.glob(arg, recursive=True))
+            if not matched:
+                raise BadInputError(f"{arg}: no file matches", hint="check the pattern")
+            for match in matched:
+                searched += _walk(match, out) if match.is_dir() else [match]
+        else:
+            raise BadInputError(f"{arg}: no such file or folder", hint="check the path")
+    return _classify(given, searched)
+
+
+def _walk(folder: Path, out: Path) -> list[Path]:
+    """Every file under `folder`, sorted; hidden entries and `out` left out."""
+    skip = out.resolve()
+    files: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and d not in _NOT_SEARCHED and (here / d).resolve() != skip
+        )
+        files += [here / n for n in sorted(names) if not n.startswith(".")]
+    return files
+
+
+def _classify(given: list[Path], searched: list[Path]) -> Plan:
+    plan = Plan([], [])
+    seen: set[Path] = set()
+    for path, named in [*((p, True) for p in given), *((p, False) for p in searched)]:
+        key = path.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        if named:
+            plan.prompts.append(_load(path, None))
+            continue
+        if not path.name.lower().endswith(CANDIDATES):
+            plan.others += 1
+            continue
+        verdict = _look(path)
+        if isinstance(verdict, str):
+            plan.skipped.append(Skipped(path, verdict))
+        else:
+            plan.prompts.append(verdict)
+    named_files = {p.resolve() for p in given}
+    _drop_used(plan, named_files)
+    _unique_slugs(plan.prompts)
+    return plan
+
+
+def _look(path: Path) -> Found | str:
+    """A found file as a prompt to run, or the reason it is skipped."""
+    name = path.name.lower()
+    if name.endswith(".metric.prompty"):
+        return "a metric (*.metric.prompty): the prompts in its folder use it"
+    stem = name.split(".")[0]
+    if stem in DOCUMENTATION and name.endswith((".md", ".txt")):
+        return "documentation (README-like), not a prompt"
+    try:
+        text = read_text(path)
+        fmt = detect(path, text)
+    except PromptgenError as err:
+        if name.endswith((".md", ".txt", ".json", ".prompt")):
+            return f"not a prompt: {err.message}"
+        return _load(path, None)  # a .prompty that cannot be read: a broken prompt
+    if fmt == CONTEXT:
+        return "a saved run (context.json): pass it alone to resume it"
+    if fmt == "verdict":
+        return "a Verdict-style judge template (a metric: use it with --metric)"
+    return _load(path, fmt)
+
+
+def _load(path: Path, fmt: str | None) -> Found:
+    try:
+        with recording_reads() as reads:
+            if fmt is None and path.suffix.lower() == ".json" and json_kind(path) == CONTEXT:
+                return Found(path, slug(path.parent.name), fmt)  # a saved run, resumed
+            prompt = load_prompt(path, fmt)
+    except PromptgenError as err:
+        return Found(path, slug(path.name.split(".")[0]), fmt, error=err)
+    reads.discard(path.resolve())
+    return Found(path, slug(prompt.name), prompt.format, prompt, reads=reads)
+
+
+def _drop_used(plan: Plan, named: set[Path]) -> None:
+    """Skip the found files another prompt of the batch reads (its parts, not prompts)."""
+    users: dict[Path, Path] = {}
+    for item in plan.prompts:
+        for read in item.reads:
+            users.setdefault(read, item.path)
+    kept = []
+    for item in plan.prompts:
+        key = item.path.resolve()
+        user = users.get(key)
+        if user is not None and key not in named:
+            plan.skipped.append(Skipped(item.path, f"read by {user} (part of that prompt)"))
+        else:
+            kept.append(item)
+    plan.prompts = kept
+
+
+def _unique_slugs(items: Iterable[Found]) -> None:
+    """Two prompts of one name get folders `name`, `name-2`, ... in the batch's order."""
+    taken: set[str] = set()
+    for item in items:
+        base, n = item.slug, 1
+        while item.slug in taken:
+            n += 1
+            item.slug = f"{base}-{n}"
+        taken.add(item.slug)

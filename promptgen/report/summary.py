@@ -1,0 +1,142 @@
+"""A batch's summary: one row per prompt and model, as `summary.csv` and `summary.md`.
+
+Columns: prompt (its output folder's name), file, model, status, tests, runs, errors,
+compliance (%), the average of every metric any prompt has, and the prompt's exit code.
+A prompt evaluated on no model has one row with an empty model (its tests are the tests
+generated); a prompt that failed before running has one row with its error.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from promptgen.report.overview import (
+    ALL_SCENARIOS,
+    BASE_COLUMNS,
+    USAGE_COLUMNS,
+    format_cell,
+    overview,
+)
+from promptgen.secrets import scrub
+
+FIXED = ["prompt", "file", "model", "status", "tests", "runs", "errors", "compliance"]
+CODE = "exit_code"
+EXIT_RULE = (
+    "The batch's exit code is the highest of its prompts' codes: 0 ok, 1 below "
+    "--fail-under, 2 bad input, 3 runtime or provider failure, 130 interrupted."
+)
+
+
+@dataclass
+class Entry:
+    """What the summary needs of one prompt of a batch."""
+
+    prompt: str
+    file: str
+    status: str
+    code: int
+    ctx: Any = None  # its Context, when it ran
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The columns, and one row per (prompt, model) with numbers as numbers (NaN: none)."""
+    rows: list[dict[str, Any]] = []
+    metrics: dict[str, None] = {}
+    skip = {*BASE_COLUMNS, *USAGE_COLUMNS}
+    for entry in entries:
+        base = {"prompt": entry.prompt, "file": entry.file, "status": entry.status}
+        base[CODE] = entry.code
+        ctx = entry.ctx
+        frame = overview(ctx) if ctx is not None and ctx.test_runs else None
+        if frame is None or frame.empty:
+            tests = len(ctx.tests) if ctx is not None else 0
+            rows.append({**base, "model": "", "tests": tests, "runs": 0, "errors": 0})
+            continue
+        for record in frame[frame["scenario"] == ALL_SCENARIOS].to_dict("records"):
+            extra = {k: v for k, v in record.items() if k not in skip}
+            metrics.update(dict.fromkeys(extra))
+            rows.append({**base, **{k: record[k] for k in FIXED if k in record}, **extra})
+    return [*FIXED, *metrics, CODE], rows
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return "" if value is None else value
+
+
+def summary_csv(entries: Iterable[Entry]) -> str:
+    columns, rows = summary_rows(entries)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _number(row.get(c)) for c in columns})
+    return buffer.getvalue()
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    if column == "compliance" and isinstance(value, float) and not math.isnan(value):
+        return f"{value:.1f}%"
+    text = format_cell(column, value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(
+    entries: list[Entry], code: int, skipped: list[tuple[str, str]], others: int = 0
+) -> str:
+    columns, rows = summary_rows(entries)
+    failed = [e for e in entries if e.error]
+    lines = [
+        "# promptgen batch summary",
+        "",
+        f"{len(entries)} prompt(s), {len(failed)} with an error; exit code {code}.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in columns) + " |" for r in rows]
+    lines += ["", EXIT_RULE]
+    if failed:
+        lines += ["", "## Errors", ""]
+        lines += [f"- `{e.prompt}` ({e.file}), exit {e.code}: {e.error}" for e in failed]
+    notes = [(e, n) for e in entries for n in e.notes]
+    if notes:
+        lines += ["", "## Notes", ""]
+        lines += [f"- `{e.prompt}`: {n}" for e, n in notes]
+    if skipped or others:
+        lines += ["", "## Skipped files", ""]
+        lines += [f"- {path}: {reason}" for path, reason in skipped]
+        if others:
+            lines.append(f"- and {others} other file(s) of types no format reads")
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(
+    folder: Path,
+    entries: list[Entry],
+    code: int,
+    skipped: list[tuple[str, str]],
+    others: int = 0,
+) -> list[Path]:
+    """Write summary.md and summary.csv into `folder`; return their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (
+        ("summary.md", summary_markdown(entries, code, skipped, others)),
+        ("summary.csv", summary_csv(entries)),
+    ):
+        path = folder / name
+        path.write_text(scrub(text, shapes=False), encoding="utf-8")
+        written.append(path)
+    return written

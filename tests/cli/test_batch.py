@@ -1,0 +1,314 @@
+"""Many prompts in one command: `promptgen DIR_OR_GLOB...` and `--prompt TEXT`.
+
+Every call goes over real HTTP to the fake server; `promptgen` runs in a subprocess, in
+a temporary working folder (the default output folder is relative to it).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from promptgen import load_context
+from tests.conftest import REPO
+from tests.fakellm import FakeLLM, Reply
+from tests.pipeline_fake import PipelineResponder
+
+GOOD = """---
+name: Shout
+description: Turns a sentence into upper case.
+inputs:
+  text:
+    type: string
+    sample: hello there
+---
+system:
+Rewrite the sentence in upper case. Keep the punctuation.
+
+user:
+{{text}}
+"""
+# The fake judge finds every output non-compliant when the prompt holds its bad word.
+FLAWED = GOOD.replace("Shout", "Whisper").replace("upper case.", "lower case. VIOLATION")
+BROKEN = "---\nname: broken\ninputs: [unclosed\n---\nuser:\n{{text}}\n"
+METRIC = """---
+name: shout-metric
+tags: [scorer]
+---
+system:
+Score the output from 0 to 100.
+
+user:
+{{output}}
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[FakeLLM, PipelineResponder]]:
+    responder = PipelineResponder()
+    with FakeLLM(responder=responder) as fake:
+        yield fake, responder
+
+
+def promptgen(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
+    env["PROMPTGEN_CACHE_DIR"] = str(cwd / "cache")
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "promptgen", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=300,
+    )  # fmt: skip
+
+
+def prompts(root: Path, broken: bool = True) -> Path:
+    """A folder of prompts: two good ones (one in a subfolder), maybe a broken one, and
+    files that are not prompts."""
+    folder = root / "prompts"
+    (folder / "more").mkdir(parents=True)
+    (folder / "shout.prompty").write_text(GOOD)
+    (folder / "more" / "whisper.prompty").write_text(FLAWED)
+    if broken:
+        (folder / "broken.prompty").write_text(BROKEN)
+    (folder / "README.md").write_text("# Our prompts\n\nRun them with promptgen.\n")
+    (folder / "data.json").write_text('[{"text": "hi"}]')
+    (folder / "notes.csv").write_text("a,b\n")
+    return folder
+
+
+def evaluate(cwd: Path, fake: FakeLLM, *args: str) -> subprocess.CompletedProcess[str]:
+    base = ("--effort", "min", "--api-base", fake.url, "--models", "m1", "--quiet")
+    return promptgen(cwd, *args, *base)
+
+
+def rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {r["prompt"]: r for r in csv.DictReader(handle)}
+
+
+def test_a_folder_runs_every_prompt_and_a_broken_one_stops_no_other(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompts(tmp_path)
+    result = evaluate(tmp_path, fake, "prompts", "--junit", "junit.xml")
+    assert result.returncode == 2, result.stderr  # the highest code: the broken file's
+    out = tmp_path / "promptgen-out"
+    assert "error: broken: " in result.stderr and "Traceback" not in result.stderr
+    contexts = {}
+    for name in ("shout", "whisper"):
+        for file in ("context.json", "tests.json", "overview.csv", "report.md", "report.html"):
+            assert (out / name / file).is_file(), (name, file)
+        contexts[name] = load_context(out / name / "context.json")
+    assert not (out / "broken").exists()
+
+    table = rows(out / "summary.csv")
+    assert set(table) == {"shout", "whisper", "broken"}
+    for name, ctx in contexts.items():
+        row = table[name]
+        runs = ctx.test_runs
+        assert row["model"] == "m1" and row["status"] == "ok"
+        assert int(row["runs"]) == len(runs) > 0
+        assert int(row["tests"]) == len({r.test_id for r in runs})
+        assert int(row["errors"]) == 0
+    assert float(table["shout"]["compliance"]) == 100.0
+    assert float(table["whisper"]["compliance"]) == 0.0
+    assert table["shout"]["exit_code"] == table["whisper"]["exit_code"] == "0"
+    broken = table["broken"]
+    assert (broken["status"], broken["exit_code"], broken["runs"]) == ("bad input", "2", "0")
+    assert broken["file"].endswith("broken.prompty")
+
+    summary = (out / "summary.md").read_text()
+    assert "3 prompt(s), 1 with an error; exit code 2." in summary
+    assert "| shout | prompts/shout.prompty | m1 | ok |" in summary and "| 100.0% |" in summary
+    assert "prompts/README.md: documentation (README-like), not a prompt" in summary
+    assert "prompts/data.json: not a prompt" in summary
+    assert "and 1 other file(s)" in summary  # notes.csv
+    assert summary in result.stdout  # the same table is printed
+
+    suites = {s.get("name"): s for s in ET.parse(tmp_path / "junit.xml").getroot()}
+    assert set(suites) == {"shout", "whisper", "broken"}
+    shout_runs, whisper_runs = (len(contexts[n].test_runs) for n in ("shout", "whisper"))
+    assert suites["shout"].get("tests") == str(shout_runs)
+    assert suites["shout"].get("failures") == "0"
+    assert suites["whisper"].get("failures") == str(whisper_runs)  # every run non-compliant
+    assert suites["broken"].get("errors") == "1"
+    error = suites["broken"].find("testcase/error")
+    assert error is not None and "broken.prompty" in error.get("message", "")
+
+
+def test_the_gate_applies_to_each_prompt(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompts(tmp_path, broken=False)
+    result = evaluate(tmp_path, fake, "prompts", "--fail-under", "50", "--junit", "j.xml")
+    assert result.returncode == 1, result.stderr
+    table = rows(tmp_path / "promptgen-out" / "summary.csv")
+    assert (table["shout"]["status"], table["shout"]["exit_code"]) == ("ok", "0")
+    assert (table["whisper"]["status"], table["whisper"]["exit_code"]) == (
+        "below --fail-under",
+        "1",
+    )
+    assert "overall compliance 0.0% is below --fail-under 50%" in result.stderr
+    suites = {s.get("name"): s for s in ET.parse(tmp_path / "j.xml").getroot()}
+    gate = suites["whisper"].find("testcase[@name='promptgen']/failure")
+    assert gate is not None and gate.get("type") == "exit-1"
+    assert suites["shout"].find("testcase[@name='promptgen']") is None
+
+
+def test_dry_run_lists_what_runs_and_what_is_skipped(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    folder = prompts(tmp_path)
+    (folder / "shout.metric.prompty").write_text(METRIC)
+    result = promptgen(tmp_path, "prompts", "--dry-run", "--api-base", fake.url)
+    assert result.returncode == 2, result.stderr  # the broken file would fail
+    lines = result.stdout.splitlines()
+    assert lines[0] == "3 prompt(s) to run:"
+    run = [ln.split()[1] for ln in lines if ln.startswith("  run ")]
+    assert run == ["prompts/shout.prompty", "prompts/more/whisper.prompty"]
+    assert any(ln.startswith("  error  prompts/broken.prompty: ") for ln in lines)
+    assert "-> promptgen-out/shout  (" in result.stdout
+    skipped = {ln.split()[1].rstrip(":") for ln in lines if ln.startswith("  skip ")}
+    assert skipped == {"prompts/README.md", "prompts/data.json", "prompts/shout.metric.prompty"}
+    assert "a metric (*.metric.prompty)" in result.stdout
+    assert fake.requests == [] and not (tmp_path / "promptgen-out").exists()
+
+
+def test_globs_are_expanded_even_when_quoted(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompts(tmp_path)
+    result = promptgen(tmp_path, "prompts/*.prompty", "--dry-run", "--api-base", fake.url)
+    listed = [ln.split()[1] for ln in result.stdout.splitlines() if ln.startswith("  ")]
+    assert listed == ["prompts/broken.prompty:", "prompts/shout.prompty"]
+    deep = promptgen(tmp_path, "prompts/**/w*.prompty", "--dry-run", "--api-base", fake.url)
+    assert deep.returncode == 0, deep.stderr
+    first, second = deep.stdout.splitlines()[:2]
+    assert first == "1 prompt(s) to run:"
+    assert second.startswith("  run    prompts/more/whisper.prompty  [prompty]  -> promptgen-out/")
+    none = promptgen(tmp_path, "prompts/*.nothing", "--dry-run")
+    assert none.returncode == 2 and "prompts/*.nothing: no file matches" in none.stderr
+
+
+class PerModel:
+    """A responder that keeps the peak number of calls in flight per model."""
+
+    def __init__(self, inner: PipelineResponder) -> None:
+        self.inner = inner
+        self.now: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        model = str(body.get("model"))
+        with self.lock:
+            self.now[model] += 1
+            self.peak[model] = max(self.peak[model], self.now[model])
+        try:
+            time.sleep(0.01)
+            return self.inner(body)
+        finally:
+            with self.lock:
+                self.now[model] -= 1
+
+
+def test_one_gateway_one_budget_one_cache(tmp_path: Path) -> None:
+    inner = PipelineResponder()
+    inner.by_content = True  # the same request gets the same answer, whatever the order
+    responder = PerModel(inner)
+    with FakeLLM(responder=responder) as fake:
+        prompts(tmp_path, broken=False)
+        first = evaluate(tmp_path, fake, "prompts", "--concurrency", "1")
+        assert first.returncode == 0, first.stderr
+        # Two prompts at once, yet one call per model in flight: one gateway, one budget.
+        assert len(responder.peak) >= 2 and set(responder.peak.values()) == {1}
+        out = tmp_path / "promptgen-out"
+        calls = [
+            load_context(out / n / "context.json").usage.total.calls for n in ("shout", "whisper")
+        ]
+        assert all(calls) and sum(calls) == len(fake.requests)  # each counts its own
+        asked = len(fake.requests)
+        again = evaluate(tmp_path, fake, "prompts")  # resumes: nothing left to do
+        assert again.returncode == 0, again.stderr
+        fresh = evaluate(tmp_path, fake, "prompts", "--fresh")  # redone from the cache
+        assert fresh.returncode == 0, fresh.stderr
+        assert len(fake.requests) == asked
+        hits = load_context(out / "shout" / "context.json").usage.total.cache_hits
+        assert hits == calls[0]
+
+
+def test_every_sample_in_one_command(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    listing = promptgen(tmp_path, "samples", "--dry-run", "--api-base", fake.url)
+    assert listing.returncode == 0, listing.stderr
+    run = [ln.split()[1] for ln in listing.stdout.splitlines() if ln.startswith("  run ")]
+    skipped = [ln.split()[1] for ln in listing.stdout.splitlines() if ln.startswith("  skip ")]
+    assert len(run) == 11 and "samples/lve/discount-code-leak/openai--gpt-4o-mini/test.json" in run
+    assert "samples/promptarchitect/answer-from-article.prompt" in run
+    assert sorted(skipped) == [
+        "samples/README.md:",
+        "samples/classify-sentiment.metric.prompty:",
+        "samples/data/rate-product-title.samples.json:",
+        "samples/judges/reply-tone.verdict.md:",
+        "samples/lve/discount-code-leak/openai--gpt-4o-mini/test.prompt:",
+        "samples/promptarchitect/support-agent.md:",
+        "samples/promptarchitect/tests/01-password-reset.md:",
+        "samples/promptarchitect/tests/02-export-pdf.md:",
+        "samples/promptarchitect/tests/03-refund.md:",
+        "samples/promptarchitect/tests/04-not-covered.md:",
+    ]
+    result = evaluate(tmp_path, fake, "samples")
+    assert result.returncode == 0, result.stderr
+    table = rows(tmp_path / "promptgen-out" / "summary.csv")
+    assert len(table) == 11 and {r["exit_code"] for r in table.values()} == {"0"}
+    for name, row in table.items():
+        ctx = load_context(tmp_path / "promptgen-out" / name / "context.json")
+        assert int(row["runs"]) == len(ctx.test_runs) > 0, name
+
+
+def test_a_single_file_writes_no_summary(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompts(tmp_path)
+    result = evaluate(tmp_path, fake, "prompts/shout.prompty")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "promptgen-out"
+    assert (out / "shout" / "context.json").is_file()
+    assert not (out / "summary.csv").exists()
+    assert "prompt       Shout" in result.stdout
+
+
+def test_an_inline_prompt(server: tuple[FakeLLM, PipelineResponder], tmp_path: Path) -> None:
+    fake, _ = server
+    text = "Translate {{sentence}} into French. Reply with the translation only."
+    result = evaluate(tmp_path, fake, "--prompt", text)
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "promptgen-out" / "inline" / "context.json")
+    assert ctx.prompt.name == "inline" and list(ctx.prompt.inputs) == ["sentence"]
+    assert ctx.prompt.source == "--prompt" and ctx.test_runs
+    again = evaluate(tmp_path, fake, "--prompt", text)
+    assert "resuming the run in promptgen-out/inline" in again.stderr
+    both = promptgen(tmp_path, "prompts", "--prompt", text)
+    assert both.returncode == 2
+    assert "--prompt TEXT and a prompt file (prompts) both given" in both.stderr
+    empty = promptgen(tmp_path, "--prompt", " ")
+    assert empty.returncode == 2 and "--prompt is empty" in empty.stderr
