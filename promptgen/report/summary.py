@@ -1,6 +1,7 @@
 """A batch's summary: one row per prompt and model, as `summary.csv` and `summary.md`.
 
-Columns: prompt (its output folder's name), file, model, status, tests, runs, errors,
+Columns: prompt (its output folder's name), file, model, status, tests, invalid (tests
+the validity judge rejected), unsafe (tests the safety judge flagged), runs, errors,
 compliance (%), the average of every metric any prompt has, and the prompt's exit code.
 A prompt evaluated on no model has one row with an empty model (its tests are the tests
 generated); a prompt that failed before running has one row with its error.
@@ -26,6 +27,7 @@ from promptgen.report.overview import (
 from promptgen.secrets import scrub
 
 FIXED = ["prompt", "file", "model", "status", "tests", "runs", "errors", "compliance"]
+COLUMNS = [*FIXED[:5], "invalid", "unsafe", *FIXED[5:]]
 CODE = "exit_code"
 EXIT_RULE = (
     "The batch's exit code is the highest of its prompts' codes: 0 ok, 1 below "
@@ -55,6 +57,9 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
         base = {"prompt": entry.prompt, "file": entry.file, "status": entry.status}
         base[CODE] = entry.code
         ctx = entry.ctx
+        if ctx is not None:
+            base["invalid"] = sum(t.valid is False for t in ctx.tests)
+            base["unsafe"] = sum(t.flagged for t in ctx.tests)
         frame = overview(ctx) if ctx is not None and ctx.test_runs else None
         if frame is None or frame.empty:
             tests = len(ctx.tests) if ctx is not None else 0
@@ -64,7 +69,7 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
             extra = {k: v for k, v in record.items() if k not in skip}
             metrics.update(dict.fromkeys(extra))
             rows.append({**base, **{k: record[k] for k in FIXED if k in record}, **extra})
-    return [*FIXED, *metrics, CODE], rows
+    return [*COLUMNS, *metrics, CODE], rows
 
 
 def _number(value: Any) -> Any:

@@ -122,6 +122,8 @@ def test_a_folder_runs_every_prompt_and_a_broken_one_stops_no_other(
         assert int(row["runs"]) == len(runs) > 0
         assert int(row["tests"]) == len({r.test_id for r in runs})
         assert int(row["errors"]) == 0
+        assert int(row["invalid"]) == sum(t.valid is False for t in ctx.tests)
+        assert int(row["unsafe"]) == 0  # the fake judge finds every input safe
     assert float(table["shout"]["compliance"]) == 100.0
     assert float(table["whisper"]["compliance"]) == 0.0
     assert table["shout"]["exit_code"] == table["whisper"]["exit_code"] == "0"
