@@ -42,7 +42,8 @@ def inputs_json(inputs: dict[str, Any], limit: int = 2000) -> str:
 
 @dataclass
 class TestCounts:
-    """How many tests there are, how many ran, how many the validity check rejected."""
+    """How many tests there are, how many ran, how many the validity check rejected and
+    the safety judge flagged."""
 
     __test__ = False
 
@@ -51,6 +52,7 @@ class TestCounts:
     invalid: int
     invalid_run: int
     not_run: int
+    unsafe: int = 0
 
     def headline(self) -> str:
         """ "54 tests, 35 run, 19 invalid" and what does not add up."""
@@ -58,6 +60,8 @@ class TestCounts:
         if self.invalid_run:
             invalid += f" ({self.invalid_run} of them run)"
         parts = [f"{self.total} tests", f"{self.run} run", invalid]
+        if self.unsafe:
+            parts.append(f"{self.unsafe} unsafe")
         if self.not_run and self.run:
             parts.append(f"{self.not_run} valid not run")
         return ", ".join(parts)
@@ -71,7 +75,8 @@ def count_tests(ctx: Context) -> TestCounts:
         run=sum(t.id in ran for t in ctx.tests),
         invalid=len(invalid),
         invalid_run=sum(t.id in ran for t in invalid),
-        not_run=sum(t.id not in ran and t.valid is not False for t in ctx.tests),
+        not_run=sum(t.id not in ran and t.valid is not False and not t.flagged for t in ctx.tests),
+        unsafe=sum(t.flagged for t in ctx.tests),
     )
 
 

@@ -76,6 +76,8 @@ def test_the_headline_says_when_invalid_tests_ran_or_valid_ones_did_not() -> Non
         count_tests(ctx).headline() == "5 tests, 4 run, 1 invalid (1 of them run), 1 valid not run"
     )
     assert "1 of them ran here" in _section(report_markdown(ctx), "Invalid tests")
+    ctx.tests[4].safety = "harmful"  # t5, not run: flagged by the safety judge, not "valid"
+    assert count_tests(ctx).headline() == "5 tests, 4 run, 1 invalid (1 of them run), 1 unsafe"
 
 
 def test_groundtruth_answers_and_their_status() -> None:
