@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 from pydantic import BaseModel
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.prompting import stage_messages
 from promptgen.prompting.bounded import Text
-from promptgen.prompting.per_item import answers, numbered_model
-from promptgen.results import Test, content_id
+from promptgen.results import Test
 from promptgen.stage import Projection, Scope, WorkItem
+from promptgen.stages._judged import batches, judge
+from promptgen.stages._judged import estimate as judged_estimate
 
 requires = ("input_spec", "tests")
 # Expanded and baseline tests need validity too, so it judges everything in one round
@@ -35,33 +33,26 @@ def enabled(cfg: RunConfig) -> bool:
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     """Unjudged tests in batches; a test left without a verdict goes into a new batch."""
-    left = [t for t in ctx.tests if t.valid is None]
-    batches = [left[i : i + BATCH] for i in range(0, len(left), BATCH)]
-    return [WorkItem(content_id("validity", [t.id for t in b]), b) for b in batches]
+    return batches("validity", [t for t in ctx.tests if t.valid is None], BATCH)
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    if {"tests", *after} <= projection.complete:
-        return len(todo(ctx, cfg))
-    return -(-projection.tests // BATCH)
+    return judged_estimate(todo(ctx, cfg), {"tests", *after}, projection, BATCH)
+
+
+def _record(test: Test, verdict: Verdict) -> None:
+    test.valid, test.validity_reason = verdict.valid, verdict.reason
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
-    tests: list[Test] = item.data
-    shown = "\n".join(
-        f"{i}. {json.dumps(t.inputs, ensure_ascii=False)}" for i, t in enumerate(tests, start=1)
+    await judge(
+        scope,
+        item.data,
+        prompt="validity",
+        answer=("Verdicts", Verdict),
+        record=_record,
+        judged=lambda t: t.valid is not None,
+        input_spec=scope.ctx.input_spec or "",
     )
-    messages = stage_messages("validity", input_spec=scope.ctx.input_spec or "", tests=shown)
-    answer = numbered_model("Verdicts", len(tests), Verdict)
-    result = await scope.complete(messages, model="eval", output=answer)
-    if not result.ok:
-        scope.fail(result.error)
-        return
-    for number, verdict in answers(result.parsed).items():
-        test = tests[number - 1]
-        test.valid, test.validity_reason = verdict.valid, verdict.reason
-    missing = sum(t.valid is None for t in tests)
-    if missing:
-        scope.fail(f"{missing} test(s) got no verdict; a re-run asks again")
     scope.set_count("valid", sum(t.valid is True for t in scope.ctx.tests))
     scope.set_count("invalid", sum(t.valid is False for t in scope.ctx.tests))
