@@ -26,6 +26,7 @@ from promptgen import (
     cli_import,
     cli_llm,
     cli_lve,
+    cli_mutate,
     cli_pa,
     cli_run,
     cli_view,
@@ -130,6 +131,7 @@ app.command()(cli_llm.models)
 app.command()(cli_llm.ask)
 app.command()(cli_export.export)
 app.command()(cli_diff.diff)
+app.command(epilog=cli_mutate.EPILOG)(cli_mutate.mutate)
 app.command()(cli_view.view)
 app.command(epilog=cli_configure.EPILOG)(cli_configure.configure)
 app.command(name="import", epilog=cli_import.EPILOG)(cli_import.import_prompt)

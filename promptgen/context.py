@@ -33,6 +33,7 @@ from promptgen.results import (
     MetricInfo,
     MetricResult,
     MetricSummary,
+    MutationResults,
     Outcome,
     Rule,
     SafetyVerdict,
@@ -83,6 +84,9 @@ class Context(BaseModel):
     )
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    mutation: MutationResults | None = Field(
+        None, description="`promptgen mutate`: mutants, their runs, the mutation score."
+    )
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _index: dict[VerdictKey, int] | None = PrivateAttr(None)

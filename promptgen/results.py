@@ -324,3 +324,99 @@ class StageRecord(_Record):
     @field_serializer("failures")
     def _scrub_failures(self, value: dict[str, str]) -> dict[str, str]:
         return {k: scrub(v) for k, v in value.items()}
+
+
+MutationOperator = Literal[
+    "delete-sentence", "negate", "number", "format", "swap-steps", "llm"
+]  # fmt: skip
+
+
+class Mutant(_Record):
+    """A changed copy of the prompt under test: one edit to one message's template."""
+
+    id: str = Field(description="Content hash of the mutated messages.")
+    operator: MutationOperator
+    description: str = Field(description="The edit in words, e.g. 'always' -> 'never'.")
+    message: int = Field(description="Index of the message edited.")
+    content: str = Field(description="The edited message's new template text.")
+    diff: str = Field(description="Unified diff of the prompt's messages, original -> mutant.")
+    equivalent: bool = Field(
+        False,
+        description="Renders exactly like the original for every test of the suite, so no "
+        "test can tell them apart: not run, not counted in the score.",
+    )
+
+
+class MutantRun(_Record):
+    """One (mutant, test, model, run index) cell: the mutant's output and its scores."""
+
+    mutant_id: str
+    test_id: str
+    model: str
+    run_index: int = 0
+    output: str | None = None
+    error: str | None = None
+    metrics: dict[str, MetricSummary] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.mutant_id}|{self.test_id}|{self.model}|{self.run_index}"
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.output is not None
+
+    @field_serializer("error")
+    def _scrub_error(self, value: str | None) -> str | None:
+        return _scrubbed(value)
+
+
+class MutantVerdict(_Record):
+    """What the suite said about one mutant."""
+
+    mutant_id: str
+    status: Literal["killed", "survived", "equivalent", "incomplete"]
+    killed_by: list[str] = Field(
+        default_factory=list, description="Test ids whose results moved beyond noise."
+    )
+    reasons: list[str] = Field(default_factory=list, description="Why, per killing test.")
+    rules_ran: list[str] = Field(
+        default_factory=list, description="Rules (ids, '' for none) whose tests ran on it."
+    )
+    rules_killed: list[str] = Field(
+        default_factory=list, description="Rules (ids, '' for none) whose tests killed it."
+    )
+
+
+class MutationScore(_Record):
+    """Killed of the mutants counted (non-equivalent, every cell finished)."""
+
+    killed: int = 0
+    counted: int = 0
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.killed / self.counted if self.counted else None
+
+
+class MutationResults(_Record):
+    """`promptgen mutate`: the mutants of the prompt, their runs, and the mutation score
+    (docs/mutation.md)."""
+
+    models: list[str] = Field(default_factory=list, description="Models the mutants ran on.")
+    max_mutants: int = Field(20, description="Cap on the mutants run (--mutants).")
+    llm_mutants: int = Field(4, description="Mutants asked of the rules model (--llm-mutants).")
+    proposed: bool = Field(False, description="The mutant list is final.")
+    candidates: dict[str, int] = Field(
+        default_factory=dict, description="Operator -> distinct mutants it made, before the cap."
+    )
+    dropped: dict[str, int] = Field(
+        default_factory=dict, description="Why mutants were dropped (duplicate, no-op, ...)."
+    )
+    mutants: list[Mutant] = Field(default_factory=list)
+    runs: list[MutantRun] = Field(default_factory=list)
+    verdicts: list[MutantVerdict] = Field(default_factory=list)
+    score: MutationScore = Field(default_factory=MutationScore)
+    by_rule: dict[str, MutationScore] = Field(
+        default_factory=dict, description="Rule id ('' for tests without one) -> score."
+    )

@@ -24,6 +24,7 @@ from promptgen.report.html_sections import (
     invalid_section,
 )
 from promptgen.report.html_tables import results_table, tests_table
+from promptgen.report.mutation import mutation_html
 from promptgen.report.overview import error_rate, overall_compliance
 from promptgen.report.safety import safety_html
 from promptgen.report.stats import error_kind, error_text, faulty, number, percent, verdict
@@ -63,6 +64,7 @@ def report_html(ctx: Context) -> str:
         _section("groundtruth", "Groundtruth", groundtruth_section(ctx)),
         _section("groundedness", "Rule groundedness", groundedness_section(ctx)),
         _section("invalid", "Invalid tests", invalid_section(ctx)),
+        mutation_html(ctx),
         _section("tests", "Tests", tests_table(ctx) if shown_tests(ctx) else "<p>No tests.</p>"),
         _section("prompt", "Prompt", _prompt(ctx)),
     ]

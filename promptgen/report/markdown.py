@@ -18,6 +18,7 @@ from promptgen.report.markdown_sections import (
     invalid_section,
 )
 from promptgen.report.markdown_text import cell, fenced, table, text
+from promptgen.report.mutation import mutation_markdown
 from promptgen.report.overview import format_cell, overall_compliance, overview
 from promptgen.report.safety import safety_markdown
 from promptgen.report.stats import (
@@ -47,6 +48,7 @@ def report_markdown(ctx: Context) -> str:
         "## Groundtruth\n\n" + groundtruth_section(ctx),
         "## Rule groundedness\n\n" + groundedness_section(ctx),
         "## Invalid tests\n\n" + invalid_section(ctx),
+        mutation_markdown(ctx, "##").rstrip(),
         "## Errors\n\n" + _errors(ctx),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"

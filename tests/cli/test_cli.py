@@ -36,7 +36,7 @@ def test_help_lists_only_built_commands() -> None:
     commands = set(typer.main.get_command(app).commands)
     assert commands == {
         "run", "inspect", "schema", "models", "ask", "export", "diff", "view", "pa", "lve",
-        "configure", "import",
+        "configure", "import", "mutate",
     }  # fmt: skip
     result = run_cli("--help")
     assert result.returncode == 0
