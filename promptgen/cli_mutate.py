@@ -67,7 +67,7 @@ def mutate(
         "models": ";".join(models) if models else None,
         "api_base": api_base,
         "runs_per_test": runs_per_test,
-        "out": out,
+        "out": str(out) if out is not None else None,
         "cache": True if no_cache else None,  # the flag is --no-cache
         "quiet": quiet or None,
     }
