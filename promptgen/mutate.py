@@ -43,7 +43,7 @@ def check(prepared: Prepared) -> None:
     """What mutation testing needs, checked before any call."""
     if not prepared.cfg.models:
         raise BadInputError(
-            "mutate needs the models under test", hint="give --models (as for the main run)"
+            "mutate needs the models under test", hint="give --models, as for the main run"
         )
     if not prepared.cfg.evaluating:
         raise BadInputError("mutate needs evaluation", hint="drop --no-evals")

@@ -188,3 +188,21 @@ def test_a_failed_run_resumes_without_asking_twice(
     assert ctx.mutation is not None and len(ctx.mutation.runs) == len(failed) + len(done)
     assert (ctx.mutation.score.killed, ctx.mutation.score.counted) == (2, 5)
     assert json.loads((tmp_path / "out" / "context.json").read_text())["mutation"]["score"]
+
+
+def test_no_models_is_bad_input_before_any_call(
+    server: tuple[FakeLLM, MutationResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    (tmp_path / "shout.prompty").write_text(PROMPT, encoding="utf-8")
+    result = promptgen(tmp_path, "mutate", "shout.prompty", "--api-base", fake.url)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip().splitlines()
+        == [
+            "promptgen: error: mutate needs the models under test (give --models (as for the "
+            "main run))"
+        ]
+        or "mutate needs the models under test" in result.stderr
+    )
+    assert fake.requests == []

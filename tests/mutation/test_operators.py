@@ -115,3 +115,25 @@ def test_the_cap_takes_operators_in_turn() -> None:
     chosen = choose(mutants, 4)
     assert [m.operator for m in chosen] == ["delete-sentence", "negate", "number", "format"]
     assert [m.id for m in choose(mutants, 4)] == [m.id for m in chosen]
+
+
+def test_the_kill_rule_measures_noise_on_the_original() -> None:
+    from promptgen.mutation.score import kills
+    from promptgen.results import MetricSummary
+
+    def run(outcome: str, score: float | None = None) -> dict[str, MetricSummary]:
+        metrics = {"compliance": MetricSummary(outcome=outcome, score=100.0 * (outcome == "ok"))}
+        if score is not None:
+            metrics["accuracy"] = MetricSummary(outcome="ok", score=score)
+        return metrics
+
+    steady = [run("ok"), run("ok")]
+    assert kills(steady, [run("ok"), run("err")], set()) == "pass rate 100% -> 50% (noise 0%)"
+    assert kills(steady, [run("ok"), run("ok")], set()) is None
+    noisy = [run("ok"), run("err")]  # the original disagrees with itself: 1 of noise
+    assert kills(noisy, [run("err"), run("err")], set()) is None
+    scored = [run("ok", 80), run("ok", 90)]  # spread 10 + floor 5
+    assert kills(scored, [run("ok", 70), run("ok", 75)], {"accuracy"}) is None
+    assert kills(scored, [run("ok", 60), run("ok", 65)], {"accuracy"}) == (
+        "accuracy 85 -> 62 (noise 15)"
+    )
