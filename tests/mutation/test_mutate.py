@@ -197,12 +197,7 @@ def test_no_models_is_bad_input_before_any_call(
     (tmp_path / "shout.prompty").write_text(PROMPT, encoding="utf-8")
     result = promptgen(tmp_path, "mutate", "shout.prompty", "--api-base", fake.url)
     assert result.returncode == 2
-    assert (
-        result.stderr.strip().splitlines()
-        == [
-            "promptgen: error: mutate needs the models under test (give --models (as for the "
-            "main run))"
-        ]
-        or "mutate needs the models under test" in result.stderr
-    )
+    assert result.stderr.strip().splitlines() == [
+        "promptgen: error: mutate needs the models under test (give --models, as for the main run)"
+    ]
     assert fake.requests == []
