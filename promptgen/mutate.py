@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from promptgen.api import CONTEXT_FILE, Prepared, run_async
@@ -135,7 +135,11 @@ async def mutate_async(
                 )
         notes = start(ctx, settings, cfg.models)
         saver = _Saver(ctx, gateway, path, base)
-        reporter.start({s.name: sum(i.calls for i in s.todo(ctx, cfg)) for s in STAGES})
+        # The mutants are not made yet: the plan counts the cells they will have (on a
+        # copy made from the data alone: the live context holds the saver's lock).
+        fresh = Context.model_validate(ctx.model_dump())
+        planned = dry_plan(replace(prepared, ctx=fresh), settings)
+        reporter.start({s.name: planned.get(s.name, 0) for s in STAGES})
         try:
             for stage in STAGES:
                 record = ctx.stage(stage.name)
