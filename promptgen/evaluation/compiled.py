@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from promptgen.context import Context, summary
+from promptgen.errors import BadInputError
 from promptgen.evaluation.check_metric import CheckMetric
 from promptgen.evaluation.parse import COUNT_UNITS, NAMES, build, cli_value, parse_check
 from promptgen.evaluation.protocol import Case, MetricBase, Verdict
@@ -76,8 +77,14 @@ def compile_proposal(name: str, argument: str) -> dict[str, Any]:
     """The proposal as a frontmatter check, `{name: arguments}`, read as `--check
     NAME=ARGUMENT` is; raises BadInputError when the check parser refuses it."""
     value = cli_value(name, argument)
-    if name.removeprefix("not-") == "is-json" and not str(value).strip():
+    base = name.removeprefix("not-")
+    if base == "is-json" and not str(value).strip():
         value = {}  # any JSON, as the frontmatter writes it
+    if base.endswith("-count"):
+        bounds = value if isinstance(value, dict) else {"equals": value}
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in bounds.values()):
+            # The parser takes any value here; a count compared with text never passes.
+            raise BadInputError(f"{name} needs whole numbers, got {argument!r}")
     build(name, value)  # the parser's own validation: a bad regex, schema, bound ...
     return {name: value}
 

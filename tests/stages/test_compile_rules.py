@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from promptgen.context import Context
+from promptgen.errors import BadInputError
 from promptgen.evaluation.compiled import compile_proposal, metric_name
 from promptgen.llm import LLM
 from promptgen.results import MetricSummary, Rule, Test, TestRun
@@ -172,5 +173,9 @@ def test_a_proposal_is_parsed_as_a_check_option_is() -> None:
     assert compile_proposal("word-count", "12") == {"word-count": 12}
     assert compile_proposal("is-json", "") == {"is-json": {}}
     assert compile_proposal("not-icontains", "as an AI") == {"not-icontains": "as an AI"}
-    with pytest.raises(Exception, match="needs min, max or equals"):
+    with pytest.raises(BadInputError, match="needs min, max or equals"):
         compile_proposal("sentence-count", "{}")
+    with pytest.raises(BadInputError, match="paragraph-count needs whole numbers"):
+        compile_proposal("paragraph-count", "blue blue lucid")
+    with pytest.raises(BadInputError, match="does not compile"):
+        compile_proposal("not-regex", "(a")
