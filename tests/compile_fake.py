@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from promptgen.evaluation.checks import _COUNTERS
+from tests.fakellm import Reply
 from tests.pipeline_fake import PipelineResponder
 
 TWO_SENTENCES = "The answer is at most 2 sentences."
@@ -28,6 +29,13 @@ class CompilingResponder(PipelineResponder):
     def __init__(self, rules: list[str] | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.rule_texts = rules or [TWO_SENTENCES, HELLO]
+        self.fail_rule: str | None = None  # the proposal for this rule answers HTTP 500
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        last = str(body.get("messages", [{}])[-1].get("content", ""))
+        if self.fail_rule and last.rstrip().endswith(f"Rule: {self.fail_rule}"):
+            return Reply(status=500)
+        return super().__call__(body)
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         if name == "RulesAnswer":

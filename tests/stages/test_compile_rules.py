@@ -97,6 +97,28 @@ def test_proposals_are_kept_or_dropped_by_their_agreement(fake: FakeLLM, llm: LL
     assert fake.requests == []
 
 
+def test_a_failed_proposal_is_recorded_and_only_it_is_asked_again(
+    fake: FakeLLM, llm: LLM, responder: CompilingResponder
+) -> None:
+    ctx = judged_context()
+    cfg = config(ctx, llm, models={"models": [A]}, evaluation={"compile_rules": True})
+    stage("metrics", ctx, cfg, llm)
+    responder.fail_rule = HELLO
+    stage("compile_rules", ctx, cfg, llm)
+    hello = ctx.rules[1]
+    record = ctx.stage("compile_rules")
+    assert record.status == "failed" and list(record.failures) == [f"propose|{hello.id}"]
+    assert [c.rule_id for c in ctx.compiled_rules] == [ctx.rules[i].id for i in (0, 2, 3)]
+    assert [i.key for i in compile_rules.todo(ctx, cfg)] == [f"propose|{hello.id}"]
+
+    responder.fail_rule = None
+    fake.reset()
+    stage("compile_rules", ctx, cfg, llm)
+    assert schema_names(fake) == ["RuleCheckProposal"]
+    assert [c.rule_id for c in ctx.compiled_rules] == [r.id for r in ctx.rules]
+    assert record.status == "done" and record.failures == {}
+
+
 def test_too_few_judged_runs_keep_nothing_until_more_exist(fake: FakeLLM, llm: LLM) -> None:
     ctx = judged_context()
     first_two = {t.id for t in ctx.tests[:2]}
