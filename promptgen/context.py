@@ -29,6 +29,7 @@ from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
+    CompiledRule,
     GroundtruthAttempt,
     MetricInfo,
     MetricResult,
@@ -84,6 +85,15 @@ class Context(BaseModel):
     )
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    compiled_rules: list[CompiledRule] = Field(
+        default_factory=list,
+        description="Output rules compiled to deterministic checks (--compile-rules).",
+    )
+    judge_calls_saved: int = Field(
+        0,
+        description="Compliance judge calls skipped because a compiled check stood in "
+        "(--judge-only-when-unsure).",
+    )
     mutation: MutationResults | None = Field(
         None, description="`promptgen mutate`: mutants, their runs, the mutation score."
     )

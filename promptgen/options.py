@@ -338,6 +338,27 @@ class Evaluation(_Group):
     test_ids: Annotated[
         list[str], Opt("Evaluate only these tests (set by --tests FILE).", flag=None)
     ] = Field(default_factory=list)
+    compile_rules: Annotated[
+        bool,
+        Opt(
+            "Have the rules model compile each output rule to a deterministic check; a "
+            "check that agrees with the compliance judge runs on every output at no cost "
+            "(docs/compiled-rules.md).",
+            EVAL,
+            key="compileRules",
+        ),
+    ] = False
+    judge_only_when_unsure: Annotated[
+        bool,
+        Opt(
+            "Skip the compliance judge on runs of tests whose rule's compiled check agreed "
+            "with it on every run compared; the check's verdict stands in (implies "
+            "--compile-rules).",
+            EVAL,
+            key="judgeOnlyWhenUnsure",
+            implies=(("compile_rules", True),),
+        ),
+    ] = False
 
 
 class Models(_Group):

@@ -420,3 +420,35 @@ class MutationResults(_Record):
     by_rule: dict[str, MutationScore] = Field(
         default_factory=dict, description="Rule id ('' for tests without one) -> score."
     )
+
+
+CompileStatus = Literal["kept", "disagrees", "too-few-runs", "invalid", "none"]
+
+
+class CompiledRule(_Record):
+    """An output rule compiled to a deterministic check (--compile-rules): the check the
+    rules model proposed, and how often it agreed with the compliance judge."""
+
+    rule_id: str
+    check: dict[str, Any] | None = Field(
+        None, description="The check as {name: arguments} (frontmatter syntax); None: none fits."
+    )
+    proposed: str | None = Field(None, description="The proposal as the model wrote it.")
+    name: str = Field(description="The metric name of the check: rule:<short rule id>.")
+    status: CompileStatus = "none"
+    reason: str = Field("", description="The model's reason, or why the proposal was dropped.")
+    compared: int = Field(0, description="Judged runs of the rule's tests compared.")
+    agreed: int = Field(0, description="Of those, runs where the check and the judge agree.")
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.compared if self.compared else None
+
+    @property
+    def kept(self) -> bool:
+        return self.status == "kept"
+
+    @property
+    def sure(self) -> bool:
+        """Kept, and agreed with the judge on every run compared."""
+        return self.kept and self.compared > 0 and self.agreed == self.compared

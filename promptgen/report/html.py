@@ -15,6 +15,7 @@ from pathlib import Path
 
 from promptgen.context import Context
 from promptgen.progress import usage_text
+from promptgen.report.compiled import compiled_html
 from promptgen.report.findings import count_tests, shown_tests
 from promptgen.report.html_charts import compliance_chart, heatmap
 from promptgen.report.html_sections import (
@@ -55,6 +56,7 @@ def report_html(ctx: Context) -> str:
             _section("chart", "Compliance per model", compliance_chart(ctx)),
             _section("rules", "Pass rate per rule and model", heatmap(ctx)),
             _section("failing", "Failing outputs by rule", failures_section(ctx)),
+            *compiled_html(ctx),
             _section("results", "Results", _results(ctx)),
             _section("errors", "Errors", _errors(ctx)),
         ]

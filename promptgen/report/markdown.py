@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from promptgen.context import Context
 from promptgen.progress import usage_text
+from promptgen.report.compiled import compiled_markdown
 from promptgen.report.findings import count_tests
 from promptgen.report.markdown_sections import (
     NO_RUNS,
@@ -45,6 +46,7 @@ def report_markdown(ctx: Context) -> str:
         "## Intent\n\n" + (text(ctx.intent) if ctx.intent else "_not generated_"),
         "## Rules\n\n" + _rules(ctx),
         "## Failing outputs by rule\n\n" + failures_section(ctx),
+        compiled_markdown(ctx),
         "## Groundtruth\n\n" + groundtruth_section(ctx),
         "## Rule groundedness\n\n" + groundedness_section(ctx),
         "## Invalid tests\n\n" + invalid_section(ctx),

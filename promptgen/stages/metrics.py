@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.evaluation.scoring import needed, verdict
+from promptgen.evaluation.compiled import needed_for
+from promptgen.evaluation.scoring import verdict
 from promptgen.selection import eval_tests
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -30,7 +31,7 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
         WorkItem("|".join("-" if k is None else str(k) for k in item.key), item, item.calls)
         for run in ctx.test_runs
         if run.test_id in tests
-        for item in needed(run, tests[run.test_id], cfg.output_metrics, cfg.judges)
+        for item in needed_for(ctx, cfg, run, tests[run.test_id], have)
         if item.key not in have
     ]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import RenderError
-from promptgen.evaluation.scoring import needed, score
+from promptgen.evaluation.compiled import needed_for
+from promptgen.evaluation.scoring import score
 from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, call_settings, stored
@@ -70,7 +71,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         scope.fail(record.error)
         return
     scope.checkpoint()
-    await score(ctx, scope.llm, needed(record, test, cfg.output_metrics, cfg.judges))
+    await score(ctx, scope.llm, needed_for(ctx, cfg, record, test))
 
 
 async def run_test(
