@@ -29,6 +29,7 @@ from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
+    BatchJob,
     GroundtruthAttempt,
     MetricInfo,
     MetricResult,
@@ -83,6 +84,9 @@ class Context(BaseModel):
     )
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    batches: list[BatchJob] = Field(
+        default_factory=list, description="Provider batches of --batch (docs/scale.md)."
+    )
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _index: dict[VerdictKey, int] | None = PrivateAttr(None)

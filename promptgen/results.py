@@ -324,3 +324,19 @@ class StageRecord(_Record):
     @field_serializer("failures")
     def _scrub_failures(self, value: dict[str, str]) -> dict[str, str]:
         return {k: scrub(v) for k, v in value.items()}
+
+
+class BatchJob(_Record):
+    """A batch submitted to a provider's Batch API (`--batch`, docs/scale.md), kept so
+    a run killed while it waits resumes by polling the batch, never by submitting the
+    same requests again."""
+
+    id: str = Field(description="The provider's batch id.")
+    model: str
+    input_file_id: str
+    requests: dict[str, str] = Field(
+        default_factory=dict,
+        description="custom_id -> hash of the request (its response-cache key).",
+    )
+    status: str = "validating"
+    finished: bool = Field(False, description="Its results were read back.")
