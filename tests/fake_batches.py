@@ -158,8 +158,14 @@ class FakeBatches(FakeLLM):
             else:
                 reply = self._next(line["body"])
                 self._done()
-                answer = {"status_code": 200, "request_id": "r", "body": _completion(line["body"], reply)}
-                out.append({"id": f"resp-{n}", "custom_id": custom_id, "response": answer, "error": None})
+                answer = {
+                    "status_code": 200,
+                    "request_id": "r",
+                    "body": _completion(line["body"], reply),
+                }
+                out.append(
+                    {"id": f"resp-{n}", "custom_id": custom_id, "response": answer, "error": None}
+                )
         batch.status = "expired" if expiring else "completed"
         if out:
             batch.output_file_id = self._store("batch_output", _jsonl(out))

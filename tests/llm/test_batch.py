@@ -184,9 +184,7 @@ def test_structured_answers_come_parsed(fake: FakeBatches, tmp_path: Path) -> No
     assert body["response_format"]["type"] == "json_schema"
 
 
-def test_a_server_without_batches_falls_back_with_a_note(
-    fake: FakeBatches, tmp_path: Path
-) -> None:
+def test_a_server_without_batches_falls_back_with_a_note(fake: FakeBatches, tmp_path: Path) -> None:
     fake.refuse = True
     llm, ledger, _ = make(fake, tmp_path)
     assert run(_ask(llm, 2)) == ["answer to q0", "answer to q1"]
