@@ -53,7 +53,7 @@ async def one_prompt(llm: LLM, prompt: int, tests: int, models: list[str]) -> No
             user = f"Review #{test} of prompt {prompt}: the blender is loud but works well."
             messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
             run = await llm.complete(messages, model=model)
-            question = f"Input: {user}\nOutput: {run.text}\nDoes the output follow the rules?"
+            question = f"Input: {user}\nOutput of {model}: {run.text}\nDoes it follow the rules?"
             judge = [{"role": "user", "content": question}]
             await llm.complete(judge, model="eval", output=VERDICT)
 
@@ -128,7 +128,7 @@ def main() -> None:
         f"written in {write_s * 1000:.0f} ms, answers joined in {join_s * 1000:.0f} ms"
     )
     print(f"ledger in context.json: {ledger_bytes / args.prompts / 1024:.0f} KiB a prompt")
-    print(f"peak memory (max RSS): {peak_mb:.0f} MiB")
+    print(f"peak memory (max RSS, with the fake server's files): {peak_mb:.0f} MiB")
 
 
 if __name__ == "__main__":
