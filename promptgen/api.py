@@ -86,6 +86,7 @@ def gateway_settings(
         "api_base": models.api_base,
         "concurrency": models.concurrency,
         "cache": options.run.cache,
+        "batch": options.run.batch,
     }
     return load_settings(given, env=env, cwd=cwd)
 

@@ -29,6 +29,7 @@ from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
+    BatchJob,
     CompiledRule,
     GroundtruthAttempt,
     MetricInfo,
@@ -96,6 +97,9 @@ class Context(BaseModel):
     )
     mutation: MutationResults | None = Field(
         None, description="`promptgen mutate`: mutants, their runs, the mutation score."
+    )
+    batches: list[BatchJob] = Field(
+        default_factory=list, description="Provider batches of --batch (docs/scale.md)."
     )
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
     _load_warnings: list[str] = PrivateAttr(default_factory=list)

@@ -458,6 +458,16 @@ class Run(_Group):
     dry_run: Annotated[
         bool, Opt("Print the planned calls per stage; call nothing.", RUN, persist=False)
     ] = False
+    batch: Annotated[
+        bool,
+        Opt(
+            "Send the runs and judge calls through the provider's Batch API (half price, "
+            "answers within 24 h; a killed run resumes polling). Models without one are "
+            "called one by one (docs/scale.md).",
+            RUN,
+            persist=False,
+        ),
+    ] = False
     print_options: Annotated[
         bool, Opt("Print the resolved options and their sources.", RUN, persist=False)
     ] = False

@@ -117,6 +117,7 @@ class Runner:
         self._finished = {name: asyncio.Event() for name in STAGES}
         self._complete: dict[str, bool] = {}
         ctx._checkpoint = self.checkpoint
+        llm.use_batches(ctx.batches, self.save)  # with --batch; a batch is saved at once
 
     def checkpoint(self) -> None:
         if time.perf_counter() - self._last_save >= SAVE_INTERVAL:
@@ -261,6 +262,7 @@ async def run_stage(name: str, ctx: Context, cfg: RunConfig, llm: LLM) -> Contex
     if cfg.evaluating:
         ctx.use_metrics([m.info for m in cfg.output_metrics])
     items = stage.todo(ctx, cfg) if stage.enabled(cfg) else []
+    llm.use_batches(ctx.batches, ctx.checkpoint)
     left = await run_units(stage, name, ctx, cfg, llm, items, ctx.checkpoint)
     finish_record(record, left)
     return ctx

@@ -452,3 +452,19 @@ class CompiledRule(_Record):
     def sure(self) -> bool:
         """Kept, and agreed with the judge on every run compared."""
         return self.kept and self.compared > 0 and self.agreed == self.compared
+
+
+class BatchJob(_Record):
+    """A batch submitted to a provider's Batch API (`--batch`, docs/scale.md), kept so
+    a run killed while it waits resumes by polling the batch, never by submitting the
+    same requests again."""
+
+    id: str = Field(description="The provider's batch id.")
+    model: str
+    input_file_id: str
+    requests: dict[str, str] = Field(
+        default_factory=dict,
+        description="custom_id -> hash of the request (its response-cache key).",
+    )
+    status: str = "validating"
+    finished: bool = Field(False, description="Its results were read back.")

@@ -1,5 +1,6 @@
 """The LLM gateway. Stages use `LLM.complete`; nothing else imports litellm or openai."""
 
+from promptgen.llm.batch import batched
 from promptgen.llm.client import LLM, RetryPolicy
 from promptgen.llm.config import ALIASES, GatewaySettings, load_settings
 from promptgen.llm.limits import bounded_gather
@@ -12,6 +13,7 @@ __all__ = [
     "GatewaySettings",
     "ModelConfigError",
     "RetryPolicy",
+    "batched",
     "bounded_gather",
     "load_settings",
 ]

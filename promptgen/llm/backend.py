@@ -7,9 +7,12 @@ that and never tests model ids itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from promptgen.llm.types import ChatRequest, RawReply
+
+if TYPE_CHECKING:
+    from promptgen.llm.batch import BatchAPI
 
 # Calls in flight per model when neither the backend nor --concurrency sets a number.
 DEFAULT_CONCURRENCY = 8
@@ -27,6 +30,8 @@ class BackendPolicy:
     uses_api_base: whether answers depend on --api-base (then it is part of the cache key).
     per_loop: whether the backend's connections belong to the event loop that opened
         them (a new loop gets a new backend).
+    batch: whether the backend may offer a provider Batch API (`--batch`); then its
+        `batch_api(model)` says for which models (None: not for this one).
     """
 
     concurrency: int | None
@@ -34,6 +39,7 @@ class BackendPolicy:
     structured_mode: Literal["negotiate", "grammar"]
     uses_api_base: bool
     per_loop: bool
+    batch: bool = False
 
 
 class Backend(Protocol):
@@ -62,3 +68,7 @@ class Backend(Protocol):
         ...
 
     async def chat(self, request: ChatRequest, mode: str) -> RawReply: ...
+
+    def batch_api(self, model: str) -> BatchAPI | None:
+        """The provider's Files + Batches endpoints for `model`, when it has them."""
+        ...

@@ -12,7 +12,7 @@ import asyncio
 import copy
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from pydantic import BaseModel
 
 from promptgen.llm import structured
 from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
+from promptgen.llm.batch import BatchAPI, current_label
+from promptgen.llm.batcher import Attempt, Batcher
 from promptgen.llm.cache import ResponseCache, cache_key
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
@@ -34,7 +36,7 @@ from promptgen.llm.types import (
 )
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
-from promptgen.results import Usage
+from promptgen.results import BatchJob, Usage
 from promptgen.secrets import REDACTED, register_environment, register_mapping
 
 # Structured-output modes, strongest first; a server that refuses one gets the next.
@@ -92,6 +94,7 @@ class LLM:
         self._modes: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._root: LLM = self
+        self._batcher: Batcher | None = None
 
     def for_run(self) -> LLM:
         """A gateway for one run of a batch: this gateway's cache, limits, HTTP clients and
@@ -191,7 +194,11 @@ class LLM:
             timeout=self.settings.timeout,
             params=dict(params or {}),
         )
-        result = await self._structured_call(backend, model_id, request, spec)
+        api = self._batch_api(backend, name)
+        if api is not None:
+            result = await self._batched_call(api, backend, model_id, key, request, spec)
+        else:
+            result = await self._structured_call(backend, model_id, request, spec)
         result.latency_ms = (time.perf_counter() - started) * 1000
         result.usage.latency_ms = result.latency_ms
         self.usage.record(model_id, stage, result.usage)
@@ -228,15 +235,59 @@ class LLM:
             cached=True,
         )
 
+    # -- provider batches (--batch, docs/scale.md) ------------------------------------
+
+    def use_batches(self, ledger: list[BatchJob], save: Callable[[], None]) -> None:
+        """With --batch: batch the calls of batched units (`batched(label)`) of one run,
+        recording its batches in `ledger` and calling `save` as soon as one is submitted."""
+        if self.settings.batch:
+            self._batcher = Batcher(self.settings.batch_limits, ledger, save)
+
+    def batch_note(self, model: str) -> str | None:
+        """Why `model`'s calls go one by one although --batch is on (None: they don't)."""
+        if not self.settings.batch:
+            return None
+        model_id = self.settings.resolve(model)
+        backend, name = self.backend_for(model_id)
+        if not (backend.policy.batch and backend.batch_api(name)):
+            return f"{model_id}: its provider has no batch API; called one by one"
+        return self._batcher.notes.get(model_id) if self._batcher else None
+
+    def _batch_api(self, backend: Backend, name: str) -> BatchAPI | None:
+        if self._batcher is None or current_label() is None or not backend.policy.batch:
+            return None
+        return backend.batch_api(name)
+
+    async def _batched_call(
+        self,
+        api: BatchAPI,
+        backend: Backend,
+        model_id: str,
+        key: str,
+        request: ChatRequest,
+        spec: structured.OutputSpec | None,
+    ) -> Completion:
+        """One line of a provider batch; an answer that does not match the schema gets
+        its repair turn as a normal call. A batch refused as a whole: the normal call."""
+        assert self._batcher is not None
+        mode = self._mode(backend, model_id, request)
+        sent = request
+        if mode == "json_object" and request.json_schema is not None:
+            sent = ChatRequest(**{**request.__dict__, "messages": _with_schema(request)})
+        label = current_label() or key
+        first = await self._batcher.attempt(api, model_id, key, sent, mode, label)
+        return await self._structured_call(backend, model_id, request, spec, first)
+
     async def _structured_call(
         self,
         backend: Backend,
         model_id: str,
         request: ChatRequest,
         spec: structured.OutputSpec | None,
+        first: Attempt | None = None,
     ) -> Completion:
         mode = self._mode(backend, model_id, request)
-        reply, usage, attempts, error = await self._call_negotiating(
+        reply, usage, attempts, error = first or await self._call_negotiating(
             backend, model_id, request, mode
         )
         if error is not None or reply is None:
@@ -291,7 +342,7 @@ class LLM:
 
     async def _call_negotiating(
         self, backend: Backend, model_id: str, request: ChatRequest, mode: str
-    ) -> tuple[RawReply | None, Usage, int, str | None]:
+    ) -> Attempt:
         """Call; if the server refuses the structured-output mode (HTTP 400), step down."""
         total_attempts = 0
         while True:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.errors import BadInputError
+from promptgen.llm.batch import BatchLimits
 from promptgen.llm.weights import DEFAULT_LOCAL
 from promptgen.options import check_api_base
 
@@ -34,6 +35,8 @@ class GatewaySettings:
     cache: bool = True
     cache_dir: Path | None = None
     config_file: Path | None = None
+    batch: bool = False  # --batch: runs and verdicts through provider Batch APIs
+    batch_limits: BatchLimits = field(default_factory=BatchLimits)
 
     def resolve(self, name: str) -> str:
         """An alias becomes its model; anything else is already a model id."""
@@ -87,7 +90,7 @@ def load_settings(
     cwd: Path | None = None,
 ) -> GatewaySettings:
     """Resolve every setting with its source. `cli` keys: the aliases, `models`,
-    `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`."""
+    `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`, `batch`."""
     cli = {k: v for k, v in (cli or {}).items() if v is not None}
     path = Path(cli["config"]) if "config" in cli else find_config(cwd, env)
     file = read_config(path)
@@ -129,6 +132,8 @@ def load_settings(
         cache=bool(cli.get("cache", True)),
         cache_dir=Path(cli["cache_dir"]) if "cache_dir" in cli else None,
         config_file=path,
+        batch=bool(cli.get("batch", False)),
+        batch_limits=BatchLimits.from_env(env) if cli.get("batch") else BatchLimits(),
     )
 
 

@@ -159,6 +159,9 @@ class LocalBackend:
     def stores_completions(self, model: str) -> bool:
         return False  # nothing leaves this machine
 
+    def batch_api(self, model: str) -> None:
+        return None  # answers come from this process: nothing to batch
+
     def supports_json_schema(self, model: str) -> bool:
         return True
 

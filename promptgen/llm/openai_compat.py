@@ -7,11 +7,14 @@ speaks the OpenAI protocol does not need it.
 from __future__ import annotations
 
 import os
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.remote import classify
 from promptgen.llm.types import CallError, ChatRequest, RawReply
+
+if TYPE_CHECKING:
+    from promptgen.llm.batch import BatchAPI
 
 # Connections to one server; the gateway's own limits decide how many calls are in flight.
 MAX_CONNECTIONS = 4096
@@ -26,6 +29,7 @@ class OpenAICompatBackend:
         structured_mode="negotiate",
         uses_api_base=True,
         per_loop=True,  # the aiohttp session belongs to its event loop
+        batch=True,  # if the server has no Batch API, submitting says so and calls go one by one
     )
 
     @classmethod
@@ -62,6 +66,11 @@ class OpenAICompatBackend:
     async def aclose(self) -> None:
         await self._client.close()
 
+    def batch_api(self, model: str) -> BatchAPI:
+        from promptgen.llm.batch import BatchAPI
+
+        return BatchAPI(self._client)
+
     def check_credentials(self, model: str) -> None:
         return None  # local servers usually need none; a 401 says so clearly
 
@@ -90,7 +99,7 @@ class OpenAICompatBackend:
             )
         except Exception as exc:
             raise classify(exc) from exc
-        return _reply(response)
+        return chat_reply(response)
 
 
 def _headers(params: dict[str, Any]) -> dict[str, str]:
@@ -103,7 +112,7 @@ def _headers(params: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
-def _reply(data: Any) -> RawReply:
+def chat_reply(data: Any) -> RawReply:
     """The fields promptgen uses, read from the chat-completion JSON."""
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices[0], dict):

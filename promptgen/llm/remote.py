@@ -5,11 +5,14 @@ from __future__ import annotations
 import email.utils
 import os
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
 from promptgen.secrets import scrub
+
+if TYPE_CHECKING:
+    from promptgen.llm.batch import BatchAPI
 
 # litellm fetches a price map from the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -79,6 +82,7 @@ class RemoteBackend:
         structured_mode="negotiate",
         uses_api_base=False,
         per_loop=False,
+        batch=True,  # OpenAI's own models (batch_api)
     )
 
     @classmethod
@@ -92,6 +96,9 @@ class RemoteBackend:
     @classmethod
     def create(cls, api_base: str | None) -> Self:
         return cls()
+
+    def __init__(self) -> None:
+        self._batch: BatchAPI | None = None
 
     def check_credentials(self, model: str) -> None:
         """One clear line when the provider's key is missing (before any call)."""
@@ -116,6 +123,23 @@ class RemoteBackend:
         except Exception:
             return False
         return provider in ("openai", "azure")
+
+    def batch_api(self, model: str) -> BatchAPI | None:
+        """OpenAI's Batch API, for OpenAI's models (litellm's other providers have none
+        that promptgen drives)."""
+        try:
+            _, provider, _, _ = _litellm().get_llm_provider(model)
+        except Exception:
+            return None
+        if provider != "openai":
+            return None
+        if self._batch is None:
+            from openai import AsyncOpenAI
+
+            from promptgen.llm.batch import BatchAPI
+
+            self._batch = BatchAPI(AsyncOpenAI(max_retries=2))
+        return self._batch
 
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
         litellm = _litellm()

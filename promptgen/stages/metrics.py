@@ -9,6 +9,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.evaluation.compiled import needed_for
 from promptgen.evaluation.scoring import verdict
+from promptgen.llm import batched
 from promptgen.selection import eval_tests
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -49,7 +50,8 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
-    result = await verdict(scope.ctx, scope.llm, item.data)
+    with batched(item.key):  # with --batch: one line of a provider batch
+        result = await verdict(scope.ctx, scope.llm, item.data)
     scope.ctx.record_verdicts([result], item.data.run)
     if result.error is not None:
         scope.fail(result.error)

@@ -15,7 +15,7 @@ from promptgen.context import Context
 from promptgen.errors import RenderError
 from promptgen.evaluation.compiled import needed_for
 from promptgen.evaluation.scoring import score
-from promptgen.llm import LLM
+from promptgen.llm import LLM, batched
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, call_settings, stored
 from promptgen.results import Test, TestRun
@@ -65,13 +65,15 @@ async def run(item: WorkItem, scope: Scope) -> None:
             settings = stored(settings, ctx.prompt, ctx.run_id, test, index)
         else:
             scope.note(f"store|{model}", f"{model}: its provider does not store completions")
-    record = await run_test(ctx.prompt, scope.llm, settings, test, model, index, "runs")
-    ctx.test_runs.append(record)
-    if record.error is not None:
-        scope.fail(record.error)
-        return
-    scope.checkpoint()
-    await score(ctx, scope.llm, needed_for(ctx, cfg, record, test))
+    with batched(item.key):  # with --batch: one line of a provider batch, custom_id = key
+        record = await run_test(ctx.prompt, scope.llm, settings, test, model, index, "runs")
+        ctx.test_runs.append(record)
+        scope.note(f"batch|{model}", scope.llm.batch_note(model))
+        if record.error is not None:
+            scope.fail(record.error)
+            return
+        scope.checkpoint()
+        await score(ctx, scope.llm, needed_for(ctx, cfg, record, test))
 
 
 async def run_test(
