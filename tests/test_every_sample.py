@@ -41,7 +41,9 @@ def options(effort: str, url: str, out: Path) -> Options:
     return Options(
         effort=effort,
         generation=Generation(baseline_tests=True, rate_tests=True, filter_tests=5),
-        evaluation=Evaluation(groundtruth=True),
+        # The mock's safety verdicts are arbitrary enum picks: keep the flagged tests so
+        # every count below stays what the options ask for.
+        evaluation=Evaluation(groundtruth=True, keep_unsafe=True),
         models=Models(models=["mock-small", "mock-large"], api_base=url),
         run=Run(out=out, cache=False),
     )
@@ -67,6 +69,8 @@ def check_counts(ctx: Context, cfg: RunConfig) -> None:
     assert len(ctx.stage("expand").done) == len(generated) * gen.test_expansions
     if gen.validity:
         assert all(t.valid is not None for t in ctx.tests)
+    if gen.safety:  # every test a model wrote was screened; the author's samples are not
+        assert all((t.safety is None) == (t.origin == "sample") for t in ctx.tests)
     # Groundtruth for every evaluated test; a run and a compliance verdict for every cell.
     tests = eval_tests(ctx, cfg)
     assert tests

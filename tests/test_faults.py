@@ -201,6 +201,9 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     out = tmp_path / "out"
     args = ["samples/classify-sentiment.prompty", "--effort", "min", "--api-base", url]
     args += ["--models", "a;b", "--runs-per-test", "3", "--groundtruth", "--out", str(out), "-q"]
+    # The mock's safety verdicts are arbitrary: keep every test, so the runs are as many
+    # as the options ask and the faults have calls to hit.
+    args.append("--keep-unsafe")
     started = time.monotonic()
     flagged: list[str] = []  # the fault of every faulty run, as each run left it
     codes = []

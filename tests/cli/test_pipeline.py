@@ -231,7 +231,7 @@ def test_context_json_resumes_with_overrides(
     ("args", "message"),
     [
         (["nope.prompty"], "file not found"),
-        (["samples"], "is a folder"),
+        (["samples/data"], "no prompt found"),  # a folder of data files only
         (["samples/haiku.md", "--effort", "extreme"], "effort"),
     ],
 )

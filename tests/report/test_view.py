@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -200,6 +201,9 @@ def test_serve_command_prints_the_url_and_stops_on_ctrl_c(tmp_path: Path, runs: 
         url = process.stdout.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url), url
         check_index(url, runs)
+        deadline = time.monotonic() + 30  # Ctrl-C once the browser was sent, as a user would
+        while not (record.exists() and record.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
     finally:
