@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,14 @@ from promptgen.llm.batcher import Attempt, Batcher
 from promptgen.llm.cache import ResponseCache, cache_key
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
+from promptgen.llm.replies import (
+    RetryPolicy,
+    parse,
+    text_completion,
+    with_schema,
+    without_redacted,
+)
 from promptgen.llm.types import (
-    FAULT_TEXT,
     CallError,
     ChatRequest,
     Completion,
@@ -37,7 +41,7 @@ from promptgen.llm.types import (
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
 from promptgen.results import BatchJob, Usage
-from promptgen.secrets import REDACTED, register_environment, register_mapping
+from promptgen.secrets import register_environment, register_mapping
 
 # Structured-output modes, strongest first; a server that refuses one gets the next.
 _MODES = ("json_schema", "json_object", "prompt")
@@ -55,20 +59,6 @@ def _backend_types() -> Iterator[type[Backend]]:
     from promptgen.llm.remote import RemoteBackend
 
     yield RemoteBackend
-
-
-@dataclass
-class RetryPolicy:
-    max_attempts: int = 4
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    max_retry_after: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return backoff * (0.5 + random.random() / 2)  # full jitter on the upper half
 
 
 class LLM:
@@ -162,7 +152,7 @@ class LLM:
         self._bind_loop()
         if params:
             register_mapping(params)
-            params = _without_redacted(params)
+            params = without_redacted(params)
         model_id = self.settings.resolve(model)
         backend, name = self.backend_for(model_id)
         spec = structured.output_spec(output) if output is not None else None
@@ -273,7 +263,7 @@ class LLM:
         mode = self._mode(backend, model_id, request)
         sent = request
         if mode == "json_object" and request.json_schema is not None:
-            sent = ChatRequest(**{**request.__dict__, "messages": _with_schema(request)})
+            sent = ChatRequest(**{**request.__dict__, "messages": with_schema(request)})
         label = current_label() or key
         first = await self._batcher.attempt(api, model_id, key, sent, mode, label)
         return await self._structured_call(backend, model_id, request, spec, first)
@@ -296,8 +286,8 @@ class LLM:
             )
         text = reply.text
         if spec is None:
-            return _text_completion(reply, model_id, usage, attempts)
-        parsed, problem = _parse(spec, reply)
+            return text_completion(reply, model_id, usage, attempts)
+        parsed, problem = parse(spec, reply)
         if problem is not None:
             assert request.json_schema is not None
             retry = ChatRequest(
@@ -317,7 +307,7 @@ class LLM:
                     text=text, model=model_id, usage=usage, attempts=attempts, error=error2
                 )
             reply, text = reply2, reply2.text
-            parsed, problem = _parse(spec, reply)
+            parsed, problem = parse(spec, reply)
         error = f"{model_id}: answer does not match the schema: {problem}" if problem else None
         return Completion(
             text=text,
@@ -349,7 +339,7 @@ class LLM:
             sent = request
             if mode in ("json_object", "prompt", "grammar") and request.json_schema is not None:
                 sent = ChatRequest(
-                    **{**request.__dict__, "messages": _with_schema(request)},
+                    **{**request.__dict__, "messages": with_schema(request)},
                 )
             reply, attempts, err = await self._call(backend, model_id, sent, mode)
             total_attempts += attempts
@@ -410,49 +400,3 @@ class LLM:
     def close(self) -> None:
         if self.cache is not None and self._root is self:
             self.cache.close()
-
-
-def _text_completion(reply: RawReply, model_id: str, usage: Usage, attempts: int) -> Completion:
-    """A plain-text answer; an empty or cut-off one is a failure that keeps its text."""
-    fault = reply.fault
-    return Completion(
-        text=reply.text,
-        model=model_id,
-        usage=usage,
-        attempts=attempts,
-        error=f"{model_id}: {FAULT_TEXT[fault]}" if fault else None,
-        finish_reason=reply.finish_reason,
-        fault=fault,
-    )
-
-
-def _parse(spec: structured.OutputSpec, reply: RawReply) -> tuple[Any, str | None]:
-    """A structured answer cut off at the token limit is never accepted, even when what
-    came back happens to parse: it goes to the repair turn like any invalid answer."""
-    if reply.finish_reason == "length":
-        return None, "the answer was cut off at the token limit; answer again, more briefly"
-    return spec.parse(reply.text)
-
-
-def _without_redacted(params: dict[str, Any]) -> dict[str, Any]:
-    """Call parameters without values blanked when a context was saved (an `api_key`
-    from a resumed context.json): the provider's own key is used instead."""
-
-    def keep(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: keep(v) for k, v in value.items() if v != REDACTED}
-        return value
-
-    return keep(params)
-
-
-def _with_schema(request: ChatRequest) -> list[dict[str, Any]]:
-    """The messages with the schema stated in the system message."""
-    assert request.json_schema is not None
-    note = structured.schema_instructions(request.json_schema)
-    messages = [dict(m) for m in request.messages]
-    if messages and messages[0].get("role") == "system":
-        messages[0]["content"] = f"{messages[0]['content']}\n\n{note}"
-    else:
-        messages.insert(0, {"role": "system", "content": note})
-    return messages

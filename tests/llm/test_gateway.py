@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 import promptgen
 from promptgen.llm import LLM, ModelConfigError, RetryPolicy, bounded_gather, load_settings
-from promptgen.llm.client import _without_redacted
 from promptgen.llm.remote import classify
+from promptgen.llm.replies import without_redacted
 from promptgen.secrets import REDACTED
 from tests.conftest import OPEN_GATEWAYS, run
 from tests.fakellm import FakeLLM, Reply, finished_reply, json_reply
@@ -350,4 +350,4 @@ def test_keys_in_call_params_are_headers_not_body_nor_cache_key(
     assert "api_key" not in sent and "extra_headers" not in sent
     # From a saved context the values are blanked: they are dropped, never sent.
     redacted = {"api_key": REDACTED, "extra_headers": {"api-key": REDACTED}, "top_p": 1}
-    assert _without_redacted(redacted) == {"extra_headers": {}, "top_p": 1}
+    assert without_redacted(redacted) == {"extra_headers": {}, "top_p": 1}
