@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,6 +190,48 @@ def test_a_failed_run_resumes_without_asking_twice(
     assert ctx.mutation is not None and len(ctx.mutation.runs) == len(failed) + len(done)
     assert (ctx.mutation.score.killed, ctx.mutation.score.counted) == (2, 5)
     assert json.loads((tmp_path / "out" / "context.json").read_text())["mutation"]["score"]
+
+
+def test_sigkill_while_mutants_run_then_the_same_command_resumes(tmp_path: Path) -> None:
+    responder = MutationResponder()
+    with FakeLLM(latency=0.2, responder=responder) as fake:
+        (tmp_path / "shout.prompty").write_text(PROMPT, encoding="utf-8")
+        out = tmp_path / "out"
+        first = promptgen(tmp_path, "shout.prompty", "--models", "m1", "--api-base", fake.url,
+                          "--out", str(out), "--no-cache")  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
+        env |= {"PROMPTGEN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+        command = [sys.executable, "-m", "promptgen", "mutate", "shout.prompty", "--models",
+                   "m1", "--api-base", fake.url, "--out", str(out), "--llm-mutants", "2",
+                   "--no-cache"]  # fmt: skip
+        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # fmt: skip
+        saved: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 120
+        while len(saved) < 4 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            try:
+                state = json.loads((out / "context.json").read_text())["mutation"] or {}
+            except (ValueError, KeyError):
+                continue
+            saved = state.get("runs", [])
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL and len(saved) >= 4
+        asked = len(responder.seen)
+        again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=300)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+    ctx = load_context(out / "context.json")
+    state = ctx.mutation
+    assert state is not None and responder.calls["MutantProposals"] == 1
+    cells = 5 * len([t for t in ctx.tests if t.valid is not False and not t.flagged])
+    keys = [(r.mutant_id, r.test_id, r.model, r.run_index) for r in state.runs]
+    assert len(keys) == len(set(keys)) == cells  # nothing lost, nothing doubled
+    # the cells saved before the kill were not asked again
+    assert len(responder.seen) - asked <= cells - len(saved)
+    assert (state.score.killed, state.score.counted) == (2, 5)
 
 
 def test_no_models_is_bad_input_before_any_call(
