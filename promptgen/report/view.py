@@ -7,6 +7,7 @@ else: no directory listings, no context.json, no path outside the root.
 
 from __future__ import annotations
 
+import signal
 import threading
 import webbrowser
 from collections.abc import Callable
@@ -141,6 +142,10 @@ def serve(server: ThreadingHTTPServer, ready: Callable[[], None] = lambda: None)
     """Serve until Ctrl-C. `ready` runs once the server answers (opening a browser that
     fetches the page at once must not wait on a server not yet listening)."""
     thread = threading.Thread(target=server.serve_forever, name="promptgen-view", daemon=True)
+    # Started from a script's background (`cmd &`), a process inherits SIGINT ignored and
+    # Python installs no handler: Ctrl-C, which is how this command stops, would be lost.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
     thread.start()
     try:
         ready()
@@ -151,3 +156,5 @@ def serve(server: ThreadingHTTPServer, ready: Callable[[], None] = lambda: None)
     finally:
         server.shutdown()
         server.server_close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

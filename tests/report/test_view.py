@@ -190,11 +190,21 @@ def test_serve_in_a_thread(runs: Path) -> None:
         server.server_close()
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """Started in the background of a script (as CI harnesses run the suite), the child
+    inherits SIGINT ignored and Python installs no KeyboardInterrupt handler: restore
+    the terminal's default so the Ctrl-C this test sends arrives."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_serve_command_prints_the_url_and_stops_on_ctrl_c(tmp_path: Path, runs: Path) -> None:
     env, record = browser_recorder(tmp_path)
+    env["PYTHONFAULTHANDLER"] = "1"
     process = subprocess.Popen(
         [sys.executable, "-m", "promptgen", "view", "--serve", "--port", "0"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_sigint_as_at_a_terminal,
     )  # fmt: skip
     try:
         assert process.stdout is not None
@@ -205,7 +215,13 @@ def test_serve_command_prints_the_url_and_stops_on_ctrl_c(tmp_path: Path, runs: 
         while not (record.exists() and record.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack
+            _, stuck = process.communicate(timeout=30)
+            pytest.fail(f"still serving 30 s after Ctrl-C:\n{stuck}")
+        assert code == 0
     finally:
         if process.poll() is None:
             process.kill()
