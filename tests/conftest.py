@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -45,6 +46,21 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         env=env,
         timeout=120,
     )
+
+
+def isolated_env(cwd: Path) -> dict[str, str]:
+    """A promptgen subprocess's environment: no provider keys or PROMPTGEN_ settings from
+    outside, its own cache under `cwd`, and this checkout first on the path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
+    return {**env, "PROMPTGEN_CACHE_DIR": str(cwd / "cache"), "PYTHONPATH": str(REPO)}
+
+
+def promptgen_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m promptgen ARGS` run in `cwd` with `isolated_env(cwd)`."""
+    return subprocess.run(
+        [sys.executable, "-m", "promptgen", *args],
+        capture_output=True, text=True, cwd=cwd, env=isolated_env(cwd), timeout=300,
+    )  # fmt: skip
 
 
 @pytest.fixture

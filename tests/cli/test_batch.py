@@ -7,10 +7,8 @@ a temporary working folder (the default output folder is relative to it).
 from __future__ import annotations
 
 import csv
-import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -23,6 +21,7 @@ import pytest
 
 from promptgen import load_context
 from tests.conftest import REPO
+from tests.conftest import promptgen_in as promptgen
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
 
@@ -60,16 +59,6 @@ def server() -> Iterator[tuple[FakeLLM, PipelineResponder]]:
     responder = PipelineResponder()
     with FakeLLM(responder=responder) as fake:
         yield fake, responder
-
-
-def promptgen(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
-    env["PROMPTGEN_CACHE_DIR"] = str(cwd / "cache")
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "promptgen", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=300,
-    )  # fmt: skip
 
 
 def prompts(root: Path, broken: bool = True) -> Path:

@@ -5,7 +5,6 @@ reports; resume without duplicate calls; the dry run's count."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,8 @@ from typing import Any
 import pytest
 
 from promptgen import load_context
-from tests.conftest import REPO
+from tests.conftest import isolated_env
+from tests.conftest import promptgen_in as promptgen
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
 
@@ -69,16 +69,6 @@ def server() -> Iterator[tuple[FakeLLM, MutationResponder]]:
     responder = MutationResponder()
     with FakeLLM(responder=responder) as fake:
         yield fake, responder
-
-
-def promptgen(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
-    env["PROMPTGEN_CACHE_DIR"] = str(tmp / "cache")
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "promptgen", *args],
-        capture_output=True, text=True, cwd=tmp, env=env, timeout=300,
-    )  # fmt: skip
 
 
 def mutate(tmp: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -200,8 +190,7 @@ def test_sigkill_while_mutants_run_then_the_same_command_resumes(tmp_path: Path)
         first = promptgen(tmp_path, "shout.prompty", "--models", "m1", "--api-base", fake.url,
                           "--out", str(out), "--no-cache")  # fmt: skip
         assert first.returncode == 0, first.stderr
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
-        env |= {"PROMPTGEN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+        env = isolated_env(tmp_path)
         command = [sys.executable, "-m", "promptgen", "mutate", "shout.prompty", "--models",
                    "m1", "--api-base", fake.url, "--out", str(out), "--llm-mutants", "2",
                    "--no-cache"]  # fmt: skip
