@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptgen.report.findings import count_tests
 from promptgen.report.overview import (
     ALL_SCENARIOS,
     BASE_COLUMNS,
@@ -58,8 +59,8 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
         base[CODE] = entry.code
         ctx = entry.ctx
         if ctx is not None:
-            base["invalid"] = sum(t.valid is False for t in ctx.tests)
-            base["unsafe"] = sum(t.flagged for t in ctx.tests)
+            counts = count_tests(ctx)
+            base["invalid"], base["unsafe"] = counts.invalid, counts.unsafe
         frame = overview(ctx) if ctx is not None and ctx.test_runs else None
         if frame is None or frame.empty:
             tests = len(ctx.tests) if ctx is not None else 0
