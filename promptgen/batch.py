@@ -22,7 +22,7 @@ from promptgen import api
 from promptgen.context import Context
 from promptgen.discover import Found, Plan, Skipped
 from promptgen.errors import PromptgenError
-from promptgen.export import ExportSettings, write_exports
+from promptgen.export import run_exports
 from promptgen.gate import gate
 from promptgen.llm import LLM, GatewaySettings
 from promptgen.options import Options
@@ -170,13 +170,9 @@ async def _run_one(
 
 def _write(ctx: Context, out: Path, options: Options, run: PromptRun) -> None:
     write_all(ctx, out)
-    if options.run.export:
-        settings = ExportSettings(
-            in_place=options.run.in_place, create_eval_runs=options.run.create_eval_runs
-        )
-        for result in write_exports(ctx, options.run.export, out / "exports", settings):
-            run.notes.append(f"export {result.target}: {len(result.paths)} file(s)")
-            run.notes += [f"{result.target}: {n}" for n in (*result.notes, *result.skipped)]
+    for result in run_exports(ctx, options.run, out):
+        run.notes.append(f"export {result.target}: {len(result.paths)} file(s)")
+        run.notes += [f"{result.target}: {n}" for n in (*result.notes, *result.skipped)]
 
 
 def _outcome(run: PromptRun) -> str:

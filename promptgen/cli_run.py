@@ -23,7 +23,7 @@ from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.context import Context
 from promptgen.discover import Plan, find_prompts, is_batch
 from promptgen.errors import BadInputError
-from promptgen.export import ExportSettings, parse_targets, write_exports
+from promptgen.export import parse_targets, run_exports
 from promptgen.formats import load_inline
 from promptgen.gate import gate
 from promptgen.llm.config import split_models
@@ -323,11 +323,7 @@ def execute(
     ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
     print_warnings(list(filter(None, [prompt_warning(ctx)])))
     write_all(ctx, prepared.out)
-    if options.run.export:
-        settings = ExportSettings(
-            in_place=options.run.in_place, create_eval_runs=options.run.create_eval_runs
-        )
-        report_exports(write_exports(ctx, options.run.export, prepared.out / "exports", settings))
+    report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
         typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet

@@ -15,8 +15,16 @@ from pathlib import Path
 from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.export.common import ExportResult, ExportSettings, Writer
+from promptgen.options import Run
 
-__all__ = ["TARGETS", "ExportResult", "ExportSettings", "parse_targets", "write_exports"]
+__all__ = [
+    "TARGETS",
+    "ExportResult",
+    "ExportSettings",
+    "parse_targets",
+    "run_exports",
+    "write_exports",
+]
 
 
 @dataclass(frozen=True)
@@ -109,3 +117,12 @@ def write_exports(
     for name in parse_targets(targets):
         results.append(TARGETS[name].writer(ctx, out / name, settings))
     return results
+
+
+def run_exports(ctx: Context, run: Run, out: Path) -> list[ExportResult]:
+    """The exports a run's `--export` asks for, into `out/exports/<target>/` (none when
+    it asks for none): what `promptgen FILE` and each prompt of a batch write."""
+    if not run.export:
+        return []
+    settings = ExportSettings(in_place=run.in_place, create_eval_runs=run.create_eval_runs)
+    return write_exports(ctx, run.export, out / "exports", settings)
