@@ -13,38 +13,35 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 from dotenv import load_dotenv
 
-from promptgen import (
-    __version__,
-    cli_configure,
-    cli_diff,
-    cli_export,
-    cli_import,
-    cli_llm,
-    cli_lve,
-    cli_mutate,
-    cli_pa,
-    cli_run,
-    cli_view,
-)
-from promptgen.cli_group import DefaultCommandGroup
+from promptgen import __version__
+from promptgen.cli_group import DefaultCommandGroup, LazyCommand
 from promptgen.errors import BadInputError, PromptgenError
-from promptgen.evaluation import check_metrics
-from promptgen.formats import FORMATS, load_prompt
-from promptgen.inspect_view import inspect_data, print_inspect
-from promptgen.options import Options
-from promptgen.progress import pipe_closed, print_warnings, silence_stdout
-from promptgen.schemas import SCHEMAS, schema_text, write_schemas
+from promptgen.kinds import FORMATS
 
 INTERRUPTED = 130
 
 
 class PromptgenGroup(DefaultCommandGroup):
     default_command = "run"  # `promptgen FILE` is `promptgen run FILE`
+    lazy: ClassVar[dict[str, LazyCommand]] = {
+        "run": LazyCommand("promptgen.cli_run", "run", {"help": "HELP", "epilog": "EPILOG"}),
+        "models": LazyCommand("promptgen.cli_llm", "models"),
+        "ask": LazyCommand("promptgen.cli_llm", "ask"),
+        "export": LazyCommand("promptgen.cli_export", "export"),
+        "diff": LazyCommand("promptgen.cli_diff", "diff"),
+        "mutate": LazyCommand("promptgen.cli_mutate", "mutate", {"epilog": "EPILOG"}),
+        "view": LazyCommand("promptgen.cli_view", "view"),
+        "configure": LazyCommand("promptgen.cli_configure", "configure", {"epilog": "EPILOG"}),
+        "import": LazyCommand("promptgen.cli_import", "import_prompt", {"epilog": "EPILOG"}),
+        "pa": LazyCommand("promptgen.cli_pa", "app"),
+        "lve": LazyCommand("promptgen.cli_lve", "app"),
+    }
+    order = ("inspect", "schema", *lazy)
 
 
 app = typer.Typer(
@@ -93,6 +90,12 @@ def inspect(
 ) -> None:
     """Show how promptgen reads a prompt file: its detected format, messages, inputs,
     scenarios, samples, rendering."""
+    from promptgen.evaluation import check_metrics
+    from promptgen.formats import load_prompt
+    from promptgen.inspect_view import inspect_data, print_inspect
+    from promptgen.options import Options
+    from promptgen.progress import print_warnings
+
     prompt = load_prompt(file, format)
     check_metrics(prompt, Options())  # a bad check is reported with its line
     print_warnings(prompt.warnings)
@@ -113,6 +116,8 @@ def schema(
     ] = None,
 ) -> None:
     """Print or write the JSON Schemas generated from promptgen's models."""
+    from promptgen.schemas import SCHEMAS, schema_text, write_schemas
+
     if out is not None:
         for path in write_schemas(out):
             typer.echo(str(path))
@@ -124,19 +129,6 @@ def schema(
             hint=f"give one of {', '.join(files)}, or --out DIR to write them all",
         )
     typer.echo(schema_text(files[name]), nl=False)
-
-
-app.command(name="run", epilog=cli_run.EPILOG, help=cli_run.HELP)(cli_run.run)
-app.command()(cli_llm.models)
-app.command()(cli_llm.ask)
-app.command()(cli_export.export)
-app.command()(cli_diff.diff)
-app.command(epilog=cli_mutate.EPILOG)(cli_mutate.mutate)
-app.command()(cli_view.view)
-app.command(epilog=cli_configure.EPILOG)(cli_configure.configure)
-app.command(name="import", epilog=cli_import.EPILOG)(cli_import.import_prompt)
-app.add_typer(cli_pa.app, name="pa")
-app.add_typer(cli_lve.app, name="lve")
 
 
 def main() -> None:
@@ -156,6 +148,8 @@ def run_app(debug: bool = False, args: list[str] | None = None) -> int:
     except (BrokenPipeError, SystemExit) as err:
         # The reader of stdout went away (`| head -1`): typer and rich turn that into
         # exit code 1, which would read as "quality gate failed". It has what it wanted.
+        from promptgen.progress import pipe_closed, silence_stdout
+
         if not pipe_closed(err):
             raise
         silence_stdout()

@@ -17,15 +17,11 @@ import typer
 from pydantic import ValidationError
 
 from promptgen import api
-from promptgen.batch import batch_out, dry_run_listing, plan_batch, run_batch, summary_text
-from promptgen.cli_export import report_exports
 from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.context import Context
 from promptgen.discover import Plan, find_prompts, is_batch
 from promptgen.errors import BadInputError
-from promptgen.export import parse_targets, run_exports
 from promptgen.formats import load_inline
-from promptgen.gate import gate
 from promptgen.llm.config import split_models
 from promptgen.model import PromptUnderTest
 from promptgen.options import (
@@ -38,11 +34,6 @@ from promptgen.options import (
     shown,
 )
 from promptgen.progress import make_reporter, print_warnings, results_output
-from promptgen.report.console import dry_run_table, resolved_options_table, summary
-from promptgen.report.files import write_all
-from promptgen.report.junit import junit_xml
-from promptgen.report.overview import overview, print_overview
-from promptgen.report.safety import prompt_warning
 
 EPILOG = "Effort presets (a flag or the frontmatter overrides any of them):\n\n" + effort_table()
 HELP = (
@@ -162,6 +153,8 @@ def _flag_value(field: OptionField, value: Any) -> Any:
         return parse_vars(value)
     if field.opt.parse == "names":  # export targets, checked before any call
         try:
+            from promptgen.export import parse_targets
+
             return parse_targets(value)
         except BadInputError as err:
             err.message = f"{flag}: {err.message}"
@@ -259,6 +252,8 @@ def execute_batch(args: list[str], options: Options) -> int:
             raise BadInputError(
                 f"{flag} applies to one prompt, not to a batch", hint="run that prompt alone"
             )
+    from promptgen.batch import batch_out, run_batch, summary_text
+
     plan = find_prompts(args, batch_out(options))
     if not plan.prompts:
         raise BadInputError(
@@ -283,6 +278,9 @@ def execute_batch(args: list[str], options: Options) -> int:
 
 
 def _plan_only(plan: Plan, options: Options) -> int:
+    from promptgen.batch import dry_run_listing, plan_batch
+    from promptgen.report.console import resolved_options_table
+
     planned = plan_batch(plan, options)
     with results_output():
         if options.run.dry_run:
@@ -312,27 +310,48 @@ def execute(
     print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
         print(f"promptgen: {note}", file=sys.stderr)
+    if options.run.print_options or options.run.dry_run:
+        _print_plan(prepared, options)
+        return None
+    started = time.perf_counter()
+    ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
+    _finish(ctx, prepared, options, time.perf_counter() - started)
+    return ctx
+
+
+def _print_plan(prepared: api.Prepared, options: Options) -> None:
+    from promptgen.report.console import dry_run_table, resolved_options_table
+
     with results_output():
         if options.run.print_options:
             typer.echo(resolved_options_table(prepared.ctx.options, prepared.ctx.option_sources))
         if options.run.dry_run:
             typer.echo(dry_run_table(prepared.ctx, prepared.cfg))
-    if options.run.print_options or options.run.dry_run:
-        return None
-    started = time.perf_counter()
-    ctx = api.run(prepared, reporter=make_reporter(options.run.quiet))
+
+
+def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: float) -> None:
+    """Reports, exports, the summary and the gate. Their modules (pandas among them) load
+    here, after the run: the first call leaves sooner (docs/performance.md)."""
+    from promptgen.cli_export import report_exports
+    from promptgen.export import run_exports
+    from promptgen.gate import gate
+    from promptgen.report.console import summary
+    from promptgen.report.files import write_all
+    from promptgen.report.junit import junit_xml
+    from promptgen.report.overview import overview, print_overview
+    from promptgen.report.safety import prompt_warning
+
     print_warnings(list(filter(None, [prompt_warning(ctx)])))
     write_all(ctx, prepared.out)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
-        typer.echo(summary(ctx, prepared.cfg, prepared.out, time.perf_counter() - started))
+        typer.echo(summary(ctx, prepared.cfg, prepared.out, seconds))
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet
             print_overview(overview(ctx))
     if options.run.junit is not None:
         options.run.junit.parent.mkdir(parents=True, exist_ok=True)
         options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")
     gate(ctx, prepared.cfg)
-    return ctx
 
 
 _FILE = inspect.Parameter(

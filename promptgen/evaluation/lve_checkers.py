@@ -22,7 +22,6 @@ from functools import cache
 from typing import Any
 
 import regex
-from rapidfuzz import fuzz
 
 from promptgen.bounds import REGEX_TIMEOUT_SECONDS, printable
 from promptgen.errors import BadInputError
@@ -275,6 +274,8 @@ def _exact_match(a: Args) -> Decide:
 
 def fuzzy_ratio(a: str, b: str) -> int:
     """thefuzz's `fuzz.ratio`: rapidfuzz's ratio rounded to a whole percent."""
+    from rapidfuzz import fuzz
+
     return round(fuzz.ratio(a, b))
 
 

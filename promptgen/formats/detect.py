@@ -16,19 +16,9 @@ from pathlib import Path
 
 from promptgen.errors import BadInputError, PromptFormatError
 from promptgen.jsonio import read_json
+from promptgen.kinds import FORMATS
 from promptgen.model import PromptUnderTest
 
-# name -> one line for `--format` help, `promptgen inspect` and docs/formats.md
-FORMATS: dict[str, str] = {
-    "prompty": "Prompty (.prompty, v1 and v2, PromptPex extensions)",
-    "prompt.yml": "GitHub Models prompt (.prompt.yml / .prompt.yaml)",
-    "markdown": "Markdown prompt (.md, optional frontmatter, role markers)",
-    "text": "plain text prompt (.txt): one user message",
-    "lve": "LVE test.json (prompt, prompt_file or multi_run_prompt, checker_args)",
-    "lve-prompt": "LVE .prompt file (JSONL messages or plain text)",
-    "promptarchitect": "Promptarchitect .prompt (Markdown + frontmatter with tests)",
-    "verdict": "Verdict-style judge template (@system / @user sections, {source.x})",
-}
 CONTEXT = "context"
 
 _ROLE_MARKER = re.compile(

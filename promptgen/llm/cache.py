@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from promptgen.secrets import redact
 
 
@@ -53,6 +51,8 @@ class ResponseCache:
     def __init__(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
+        import diskcache  # sqlite underneath: loaded only when the cache is used
+
         self._cache = diskcache.Cache(str(folder), size_limit=2**31)
 
     def get(self, key: str) -> dict[str, Any] | None:

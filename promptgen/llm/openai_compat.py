@@ -1,7 +1,8 @@
-"""Any OpenAI-compatible server (`--api-base`): the openai SDK directly, no translation layer.
+"""Any OpenAI-compatible server (`--api-base`): its own protocol, no translation layer.
 
-litellm adds ~2 ms per call to translate between providers; a server that already
-speaks the OpenAI protocol does not need it.
+litellm adds ~2 ms per call to translate between providers, and the openai SDK about
+1 ms and most of a second of start-up: a server that already speaks the OpenAI
+protocol gets its JSON over `llm/http.py`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any, Self
 
 from promptgen.llm.backend import BackendPolicy
-from promptgen.llm.remote import classify
+from promptgen.llm.http import JsonClient
 from promptgen.llm.types import CallError, ChatRequest, RawReply
 
 if TYPE_CHECKING:
@@ -45,31 +46,25 @@ class OpenAICompatBackend:
         return cls(str(api_base))
 
     def __init__(self, api_base: str) -> None:
-        import httpx
-        from openai import AsyncOpenAI, DefaultAioHttpClient
-
         self.api_base = api_base
-        # aiohttp's connection pool stays fast with hundreds of calls in flight; httpx's
-        # default pool scans every connection for every request. The limit must be a
-        # number: with None the transport falls back to aiohttp's 100 connections, which
-        # capped every wide round at 100 calls whatever --concurrency said.
-        http_client = DefaultAioHttpClient(
-            limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=512)
-        )
-        self._client = AsyncOpenAI(
-            base_url=api_base,
-            api_key=os.environ.get("OPENAI_API_KEY") or "no-key",
-            max_retries=0,  # the gateway retries
-            http_client=http_client,
-        )
+        self._key = os.environ.get("OPENAI_API_KEY") or "no-key"
+        self._http = JsonClient(api_base, self._key, MAX_CONNECTIONS)
+        self._sdk: Any = None  # the openai SDK client, for the Batch API only
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._http.aclose()
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
 
     def batch_api(self, model: str) -> BatchAPI:
+        from openai import AsyncOpenAI
+
         from promptgen.llm.batch import BatchAPI
 
-        return BatchAPI(self._client)
+        if self._sdk is None:
+            self._sdk = AsyncOpenAI(base_url=self.api_base, api_key=self._key, max_retries=0)
+        return BatchAPI(self._sdk)
 
     def check_credentials(self, model: str) -> None:
         return None  # local servers usually need none; a 401 says so clearly
@@ -83,22 +78,9 @@ class OpenAICompatBackend:
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
         params = request.openai_params(mode)
         params["model"] = request.model.removeprefix("openai/")
-        options: dict[str, Any] = {"timeout": params.pop("timeout")}
+        timeout = params.pop("timeout")
         headers = _headers(params)
-        if headers:
-            options["headers"] = headers
-        try:
-            # The SDK's low-level post: the body is already in OpenAI's shape, and
-            # `chat.completions.create` spends about half a millisecond per call
-            # re-checking and converting it.
-            response = await self._client.post(
-                "/chat/completions",
-                body=params,
-                cast_to=object,  # the JSON as is; building the SDK's models costs more
-                options=options,  # type: ignore[arg-type]
-            )
-        except Exception as exc:
-            raise classify(exc) from exc
+        response = await self._http.post("/chat/completions", params, headers, timeout)
         return chat_reply(response)
 
 

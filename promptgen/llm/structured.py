@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
@@ -68,6 +67,8 @@ class OutputSpec:
             value = json.loads(extract_json(text))
         except json.JSONDecodeError as err:
             return None, f"not JSON: {err.msg}"
+        from jsonschema import Draft202012Validator  # only when a schema is checked
+
         errors = sorted(Draft202012Validator(self.schema).iter_errors(value), key=str)
         if errors:
             first = errors[0]

@@ -7,9 +7,8 @@ reply came back empty or cut off at the token limit (never judged, so in no rate
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +25,9 @@ from promptgen.report.stats import (
     scenario_of,
 )
 from promptgen.results import Test, TestRun
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ALL_SCENARIOS = "(all)"
 BASE_COLUMNS = [
@@ -60,6 +62,8 @@ def metric_columns(ctx: Context) -> dict[str, str]:
 
 def overview(ctx: Context) -> pd.DataFrame:
     """Compliance, metric averages, usage and latency per model and scenario."""
+    import pandas as pd  # about half a second: loaded when the table is built
+
     metrics = metric_columns(ctx)
     columns = [*BASE_COLUMNS, *metrics.values(), *USAGE_COLUMNS]
     tests = {t.id: t for t in ctx.tests}
@@ -87,6 +91,8 @@ def _row(
 ) -> dict[str, Any]:
     def rate(keep: Any) -> float:
         return _nan(compliance_rate(r for r in runs if keep(tests.get(r.test_id))))
+
+    import pandas as pd
 
     latencies = pd.Series([r.latency_ms for r in runs if r.latency_ms is not None], dtype=float)
     row: dict[str, Any] = {

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from rapidfuzz import fuzz
-
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction
@@ -79,6 +77,8 @@ def same_rule(a: str, b: str) -> bool:
     negations = [sorted(_NEGATIONS.intersection(ws)) for ws in (wa, wb)]
     if numbers[0] != numbers[1] or negations[0] != negations[1]:
         return False
+    from rapidfuzz import fuzz
+
     return fuzz.ratio(" ".join(wa), " ".join(wb)) >= SIMILAR
 
 

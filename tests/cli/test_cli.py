@@ -33,7 +33,8 @@ def test_console_script_is_installed() -> None:
 def test_help_lists_only_built_commands() -> None:
     from promptgen.cli import app
 
-    commands = set(typer.main.get_command(app).commands)
+    group = typer.main.get_command(app)
+    commands = set(group.list_commands(typer.Context(group)))
     assert commands == {
         "run", "inspect", "schema", "models", "ask", "export", "diff", "view", "pa", "lve",
         "configure", "import", "mutate",
