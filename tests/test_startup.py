@@ -20,9 +20,10 @@ import json, sys
 from promptgen.cli import run_app
 code = run_app(args={args!r})
 heavy = {heavy!r}
-print(json.dumps({{"code": code, "loaded": [m for m in heavy if m in sys.modules],
-                   "jinja2": "jinja2" in sys.modules, "pipeline": "promptgen.pipeline" in sys.modules}}),
-      file=sys.stderr)
+seen = {{"code": code, "loaded": [m for m in heavy if m in sys.modules]}}
+seen["jinja2"] = "jinja2" in sys.modules
+seen["pipeline"] = "promptgen.pipeline" in sys.modules
+print(json.dumps(seen), file=sys.stderr)
 """
 
 
