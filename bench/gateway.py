@@ -26,9 +26,13 @@ from promptgen.llm import LLM, bounded_gather, load_settings
 
 
 @contextmanager
-def fake_server(latency: float = 0.0, pipeline: bool = False) -> Iterator[str]:
+def fake_server(
+    latency: float = 0.0, pipeline: bool = False, groundtruth_low_share: float | None = None
+) -> Iterator[str]:
     """The fake server in its own process, so it does not share the GIL with the client."""
     extra = ["--pipeline"] if pipeline else []
+    if groundtruth_low_share is not None:
+        extra += ["--groundtruth-low-share", str(groundtruth_low_share)]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakellm", "--latency", str(latency), *extra],
         cwd=REPO,

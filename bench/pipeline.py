@@ -1,22 +1,31 @@
-"""Pipeline benchmark: wall time against the critical path, at every effort level.
+"""Pipeline benchmark: start-up, wall time against the chain of dependent calls, caching.
 
 Against the fake OpenAI-compatible server (its own process on 127.0.0.1) with 300 ms
-per call, on a prompt with three inputs and two scenarios. Prints, per effort: calls,
-wall time, wall / (critical-path depth x latency), and the speed-up over concurrency 1.
+per call. Prints:
 
-Then the evaluation phase, timed on its own: the context each effort generated is
-saved and evaluated again as `promptgen context.json --models "mut-a;mut-b"
---eval-models "judge-a;judge-b" --runs-per-test 2` would (no response cache, so every
-call is a real one), with the effort's own maxTestsToRun (10, 30, 100, all; or
---max-tests-to-run), and once more with `--groundtruth-model gt-model`. Same figures,
-against the evaluation's rounds: runs -> metrics (2), or groundtruth answer -> score
-beside the runs, then metrics (3). The concurrency-1 evaluation (`--concurrency 1`: one
-call in flight per model, so the two models or the two judges still overlap) runs only
-when it is expected to take at most --serial-budget seconds (calls x latency / 2).
-With --local, also times `--effort min` with the embedded 1.5B model.
+1. Start-up (bench/startup.py): `--version`, `inspect`, and launch -> first request.
+2. Generation at every effort on a prompt with three inputs and two scenarios: calls,
+   the declared critical path (depth), wall, wall / (depth x latency), and the calls a
+   fully cached re-run makes, counted by the server (asserted to be 0).
+3. The speech-tag-shaped workload (PromptPex's speech-tag sample when ../shared/corpus is
+   there, else bench/fixtures/word-tag.prompty: one input, one scenario) at min and
+   medium as one command with evaluation: `--models "mut-a;mut-b" --eval-models
+   "judge-a;judge-b" --runs-per-test 2 --groundtruth-model gt-model`, where the fake
+   judge scores 30 % of the groundtruth answers below the threshold. Wall, calls, the
+   dependent levels measured from the calls' own spans (bench/levels.py), wall /
+   (levels x latency), and the cached re-run's calls (asserted 0). `--levels` adds the
+   levels each stage's calls occupy.
+4. The evaluation phase alone: the context each effort generated, evaluated again as
+   `promptgen context.json --models "mut-a;mut-b" --eval-models "judge-a;judge-b"
+   --runs-per-test 2` would (no response cache), with the effort's own maxTestsToRun (10,
+   30, 100, all; or --max-tests-to-run), and once more with `--groundtruth-model gt-model`.
 
-    python bench/pipeline.py [--latency 0.3] [--skip-serial] [--serial-budget 60]
-                             [--max-tests-to-run N] [--local]
+`--vs-serial` adds the same work at concurrency 1 (one call in flight per model) where it
+is expected to take at most --serial-budget seconds. With --local, also times
+`--effort min` with the embedded 1.5B model.
+
+    python bench/pipeline.py [--latency 0.3] [--vs-serial] [--serial-budget 60] [--levels]
+                             [--max-tests-to-run N] [--skip-startup] [--local]
 """
 
 from __future__ import annotations
@@ -34,10 +43,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import openai  # noqa: F401  (imported before timing: it is process start-up, not pipeline work)
+import json
+import urllib.request
+
+import aiohttp  # noqa: F401  (imported before timing: it is process start-up, not pipeline work)
 
 import promptgen
+from bench import startup
 from bench.gateway import fake_server
+from bench.levels import levels
 from promptgen import Context, Evaluation, Models, Options, Run, RunConfig, save_context
 from promptgen.api import gateway_settings
 from promptgen.llm import LLM
@@ -45,6 +59,9 @@ from promptgen.pipeline import critical_path, plan
 from promptgen.selection import eval_tests
 
 PROMPT = REPO / "bench" / "fixtures" / "two-scenarios.prompty"
+SPEECH_TAG = REPO.parent / "shared" / "corpus" / "promptpex" / "samples" / "speech-tag"
+WORD_TAG = REPO / "bench" / "fixtures" / "word-tag.prompty"
+GT_LOW_SHARE = 0.3  # groundtruth answers the fake judge scores below the threshold
 EFFORTS = ("min", "low", "medium", "high")
 LOCAL_SAMPLE = REPO / "samples" / "classify-sentiment.prompty"
 # The evaluation phase of the issue: 2 models under test, 2 eval models, runsPerTest 2.
@@ -60,9 +77,13 @@ def _prepare(source: Path | str, options: Options, tmp: Path) -> promptgen.Prepa
     return promptgen.prepare(source, options, settings=settings)
 
 
-async def _timed(prepared: promptgen.Prepared, global_limit: int) -> tuple[Context, float, int]:
-    """The stages through the library API, without saving; wall time of the stages."""
+async def _timed(
+    prepared: promptgen.Prepared, global_limit: int, spans: list | None = None
+) -> tuple[Context, float, int]:
+    """The stages through the library API, without saving; wall time of the stages.
+    `spans`, when given, receives every call's (stage, start, end)."""
     llm = LLM(prepared.cfg.settings, global_limit=global_limit)
+    llm.usage.timeline = spans
     started = time.perf_counter()
     ctx = await promptgen.run_async(prepared, llm=llm, save=False)
     wall = time.perf_counter() - started
@@ -70,18 +91,67 @@ async def _timed(prepared: promptgen.Prepared, global_limit: int) -> tuple[Conte
     return ctx, wall, llm.usage.totals.total.calls
 
 
+def server_requests(url: str) -> int:
+    """Requests the fake server has answered (its own count, not promptgen's)."""
+    with urllib.request.urlopen(url.rstrip("/") + "/stats", timeout=10) as reply:
+        return int(json.loads(reply.read())["requests"])
+
+
+def cached_rerun_calls(url: str, run: Any) -> int:
+    """Run twice on one response cache, each with a fresh context; the requests the
+    second run sent, as the server counted them."""
+    with tempfile.TemporaryDirectory() as cache:
+        run(Path(cache))
+        before = server_requests(url)
+        run(Path(cache))
+        return server_requests(url) - before
+
+
 def run_once(
-    url: str | None, effort: str, concurrency: int, model: str | None = None, prompt: Path = PROMPT
+    url: str | None,
+    effort: str,
+    concurrency: int,
+    model: str | None = None,
+    prompt: Path = PROMPT,
+    cache: Path | None = None,
 ) -> tuple[Context, float, RunConfig]:
+    """Generation only; with `cache`, through the response cache in that folder."""
     models = Models(api_base=url, concurrency=concurrency)
     if model:
         models = Models(rules_model=model, eval_model=model, baseline_model=model)
-    options = Options(effort=effort, models=models, run=Run(fresh=True, cache=False))
+    options = Options(effort=effort, models=models, run=Run(fresh=True, cache=cache is not None))
     with tempfile.TemporaryDirectory() as tmp:
         options.run.out = Path(tmp) / "out"
         prepared = _prepare(prompt, options, Path(tmp))
+        assert prepared.cfg.settings is not None
+        prepared.cfg.settings.cache_dir = cache
         ctx, wall, _ = asyncio.run(_timed(prepared, max(32, concurrency)))
         return ctx, wall, prepared.cfg
+
+
+def workload_once(
+    url: str, prompt: Path, effort: str, concurrency: int, cache: Path | None = None
+) -> tuple[Context, float, RunConfig, list]:
+    """The whole command, generation and evaluation with groundtruth, as
+    `promptgen PROMPT --effort E --models "mut-a;mut-b" --eval-models "judge-a;judge-b"
+    --runs-per-test 2 --groundtruth-model gt-model` runs it; returns the calls' spans."""
+    options = Options(
+        effort=effort,
+        models=Models(api_base=url, concurrency=1, **EVALUATION, **GROUNDTRUTH),
+        evaluation=Evaluation(runs_per_test=2),
+        run=Run(fresh=True, cache=cache is not None),
+    )
+    spans: list = []
+    with tempfile.TemporaryDirectory() as tmp:
+        options.run.out = Path(tmp) / "out"
+        prepared = _prepare(prompt, options, Path(tmp))
+        assert prepared.cfg.settings is not None
+        prepared.cfg.settings.cache_dir = cache
+        prepared.cfg.settings.concurrency = concurrency  # wider than the flag allows
+        ctx, wall, _ = asyncio.run(_timed(prepared, max(32, concurrency), spans))
+        unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
+        assert not unfinished, f"stages did not finish: {unfinished}"
+        return ctx, wall, prepared.cfg, spans
 
 
 def evaluate_once(
@@ -121,9 +191,14 @@ def evaluation_rounds(cfg: RunConfig) -> int:
     return critical_path(cfg) - critical_path(dataclasses.replace(cfg, models=()))
 
 
-def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -> None:
+def remote(
+    latency: float, serial: bool, budget: float, max_tests: int | None, show_levels: bool
+) -> None:
     print(f"pipeline, fake server with {latency * 1000:.0f} ms per call, 3 inputs, 2 scenarios:")
-    print("effort  calls  depth  wall (s)  wall/(depth*latency)  serial (s)  speed-up")
+    print(
+        "effort  calls  depth  wall (s)  wall/(depth*latency)  cached re-run calls"
+        "  serial (s)  speed-up"
+    )
     contexts = Path(tempfile.mkdtemp(prefix="bench-contexts-"))
     with fake_server(latency, pipeline=True) as url:
         run_once(url, "min", concurrency=256)  # warm up: imports, first connections
@@ -135,18 +210,67 @@ def remote(latency: float, serial: bool, budget: float, max_tests: int | None) -
             calls = ctx.usage.total.calls
             depth = critical_path(cfg)
             ratio = wall / (depth * latency)
+            again = cached_rerun_calls(url, lambda c, e=effort: run_once(url, e, 256, cache=c))
+            assert again == 0, f"{effort}: a fully cached re-run made {again} calls"
             serial_text = speed = "-"
             if serial:
                 _, serial_wall, _ = run_once(url, effort, concurrency=1)
                 serial_text, speed = f"{serial_wall:8.1f}", f"{serial_wall / wall:6.1f}x"
             print(
-                f"{effort:<7} {calls:>5}  {depth:>5}  {wall:8.2f}  {ratio:20.2f}  "
-                f"{serial_text:>10}  {speed:>8}"
+                f"{effort:<7} {calls:>5}  {depth:>5}  {wall:8.2f}  {ratio:20.2f}  {again:>19}"
+                f"  {serial_text:>10}  {speed:>8}"
             )
     try:
+        workload(latency, serial, budget, show_levels)
         evaluation(latency, contexts, serial, budget, max_tests)
     finally:
         shutil.rmtree(contexts, ignore_errors=True)
+
+
+def speech_tag_prompt() -> tuple[Path, str]:
+    corpus = SPEECH_TAG / "speech-tag.prompty"
+    if corpus.is_file():
+        return corpus, "PromptPex's speech-tag sample (../shared/corpus)"
+    return WORD_TAG, "bench/fixtures/word-tag.prompty (shaped like PromptPex's speech-tag)"
+
+
+def workload(latency: float, serial: bool, budget: float, show_levels: bool) -> None:
+    prompt, where = speech_tag_prompt()
+    print()
+    print(f"speech-tag workload: {where}, generation and evaluation in one run:")
+    print(
+        '--models "mut-a;mut-b" --eval-models "judge-a;judge-b" --runs-per-test 2 '
+        f"--groundtruth-model gt-model; {GT_LOW_SHARE:.0%} of groundtruth answers judged "
+        "below the threshold"
+    )
+    print(
+        "effort  tests  calls  levels  declared  wall (s)  wall/(levels*latency)"
+        "  cached re-run calls  serial (s)  speed-up"
+    )
+    for effort in ("min", "medium"):
+        with fake_server(latency, pipeline=True, groundtruth_low_share=GT_LOW_SHARE) as url:
+            ctx, wall, cfg, spans = workload_once(url, prompt, effort, concurrency=4096)
+            measured, rows = levels(spans)
+            again = cached_rerun_calls(
+                url, lambda c, e=effort: workload_once(url, prompt, e, 4096, cache=c)
+            )
+            assert again == 0, f"{effort}: a fully cached re-run made {again} calls"
+            serial_text = speed = "-"
+            calls = len(spans)
+            if serial and calls * latency / 4 <= budget:
+                _, serial_wall, _, _ = workload_once(url, prompt, effort, concurrency=1)
+                serial_text, speed = f"{serial_wall:8.1f}", f"{serial_wall / wall:6.1f}x"
+        ratio = wall / (measured * latency)
+        print(
+            f"{effort:<7} {len(ctx.tests):>5}  {calls:>5}  {measured:>6}  {critical_path(cfg):>8}"
+            f"  {wall:8.2f}  {ratio:21.2f}  {again:>19}  {serial_text:>10}  {speed:>8}"
+        )
+        if show_levels:
+            for row in rows:
+                print(
+                    f"    {row.stage:<16} {row.calls:>5} calls  levels {row.first}-{row.last}"
+                    f" ({row.levels})"
+                )
 
 
 def evaluation(
@@ -224,13 +348,18 @@ def local() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.3)
-    parser.add_argument("--skip-serial", action="store_true", help="skip the concurrency-1 runs")
+    parser.add_argument(
+        "--vs-serial", action="store_true", help="also run the work at concurrency 1"
+    )
     parser.add_argument(
         "--serial-budget",
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="run a concurrency-1 evaluation only when calls x latency / 2 is at most this [60]",
+        help="run a concurrency-1 comparison only when expected to take at most this [60]",
+    )
+    parser.add_argument(
+        "--levels", action="store_true", help="print the levels each stage's calls occupy"
     )
     parser.add_argument(
         "--max-tests-to-run",
@@ -239,13 +368,18 @@ def main() -> None:
         metavar="N",
         help="tests per evaluation [the effort's maxTestsToRun: 10, 30, 100, all]",
     )
+    parser.add_argument("--skip-startup", action="store_true", help="skip the start-up figures")
     parser.add_argument("--local", action="store_true", help="also time the embedded model")
     args = parser.parse_args()
+    if not args.skip_startup:
+        figures = startup.report(repeat=5)
+        print(f"  (target: first request within 0.4 s; {figures['first_call']:.3f} s)\n")
     remote(
         args.latency,
-        serial=not args.skip_serial,
+        serial=args.vs_serial,
         budget=args.serial_budget,
         max_tests=args.max_tests_to_run,
+        show_levels=args.levels,
     )
     if args.local:
         local()

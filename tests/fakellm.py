@@ -131,6 +131,9 @@ class FakeLLM:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/stats"):  # what benchmarks count
+                    self._send(200, json.dumps({"requests": len(fake.requests)}).encode(), {})
+                    return
                 body = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
                 self._send(200, json.dumps(body).encode(), {})
 
@@ -193,12 +196,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="fake OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--pipeline", action="store_true", help="answer every pipeline stage")
+    parser.add_argument(
+        "--groundtruth-low-share",
+        type=float,
+        default=None,
+        help="with --pipeline: this share of groundtruth answers scores 40 (by content)",
+    )
     args = parser.parse_args()
     responder = None
     if args.pipeline:
         from tests.pipeline_fake import PipelineResponder
 
         responder = PipelineResponder()
+        responder.groundtruth_low_share = args.groundtruth_low_share
     with FakeLLM(latency=args.latency, responder=responder) as server:
         print(server.url, flush=True)
         sys.stdin.read()

@@ -34,6 +34,9 @@ class PipelineResponder:
         self.bad_word = "VIOLATION"  # outputs with it are judged non-compliant
         self.bad_every = 0  # every k-th output of a model under test holds the bad word
         self.groundtruth_scores: list[int] = [90]  # successive groundtruth scores
+        # Or by content: this share of the answers judged scores 40 (hash of the request),
+        # the same answer the same score however calls interleave (bench/pipeline.py).
+        self.groundtruth_low_share: float | None = None
         self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
         self.slow_models: dict[str, float] = {}  # model -> seconds before it answers
         self.log: list[tuple[float, str]] = []  # (arrival time, schema name or model)
@@ -111,6 +114,10 @@ class PipelineResponder:
                 "verdict": "err" if bad else "ok",
             }
         if name == "GroundtruthScore":
+            if self.groundtruth_low_share is not None:
+                digest = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+                score = 40 if digest % 1000 < self.groundtruth_low_share * 1000 else 90
+                return {"explanation": f"groundtruth scored {score}", "score": score}
             with self._lock:
                 scores = self.groundtruth_scores
                 score = scores.pop(0) if len(scores) > 1 else scores[0]

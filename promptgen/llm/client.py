@@ -192,6 +192,8 @@ class LLM:
         result.latency_ms = (time.perf_counter() - started) * 1000
         result.usage.latency_ms = result.latency_ms
         self.usage.record(model_id, stage, result.usage)
+        if self.usage.timeline is not None:
+            self.usage.timeline.append((stage, started, started + result.latency_ms / 1000))
         # Only whole answers are kept: an empty or cut-off reply is asked again next time.
         if result.ok and self.cache is not None and result.text is not None:
             self.cache.set(key, {"text": result.text, **result.usage.model_dump()})

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from promptgen.results import Usage, UsageTotals
 
+# (stage, start, end) of one call that reached a model, in time.perf_counter() seconds
+Span = tuple[str | None, float, float]
+
 
 class UsageTracker:
     def __init__(self) -> None:
         self.totals = UsageTotals()
+        # Every call's span, when someone asks (bench/pipeline.py --levels sets a list).
+        self.timeline: list[Span] | None = None
 
     def record(self, model: str, stage: str | None, usage: Usage) -> None:
         t = self.totals
