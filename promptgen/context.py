@@ -165,6 +165,11 @@ class Context(BaseModel):
                 mine = [self.metric_results[i] for i in groups[(run_key, metric)].values()]
                 target.metrics[metric] = summary(mine, metric in scorers)
 
+    def reorder_verdicts(self, key: Callable[[MetricResult], Any]) -> None:
+        """Sort the verdicts by `key` (positions change: the index is rebuilt)."""
+        self.metric_results.sort(key=key)
+        self._index = None
+
     def _verdict_index(
         self,
     ) -> tuple[dict[VerdictKey, int], dict[tuple[RunKey, str], dict[str | None, int]]]:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.llm import LLM, bounded_gather
+from promptgen.order import canonical
 from promptgen.progress import Reporter
 from promptgen.results import StageRecord
 from promptgen.stage import Phase, Projection, Scope, StageSpec, WorkItem
@@ -132,6 +133,7 @@ class Runner:
                 base = self._stage_base.get(name)
                 record.usage = base + current if base else current.model_copy()
                 record.calls_done = record.usage.calls
+        canonical(self.ctx, list(STAGES))  # saved in one order, whatever finished first
         self._save(self.ctx)
 
     async def run(self) -> Context:
@@ -234,7 +236,7 @@ def finish_record(record: StageRecord, left: list[WorkItem]) -> None:
     """The stage's status and its error line, from what is left and the failures kept.
 
     Failures of units that are no longer to do (a batch composed anew) are dropped, but
-    when none of the units left has one, the latest failure stays to say why."""
+    when none of the units left has one, the last failure (by key) stays to say why."""
     if not left:
         record.status, record.error = "done", None
         record.failures.clear()
@@ -243,7 +245,7 @@ def finish_record(record: StageRecord, left: list[WorkItem]) -> None:
     keys = {item.key for item in left}
     kept = {k: v for k, v in record.failures.items() if k in keys}
     if not kept and record.failures:
-        last = list(record.failures)[-1]
+        last = max(record.failures)  # not the latest to finish: the same every run
         kept = {last: record.failures[last]}
     record.failures = kept
     failures = list(kept.values())
@@ -265,4 +267,5 @@ async def run_stage(name: str, ctx: Context, cfg: RunConfig, llm: LLM) -> Contex
     llm.use_batches(ctx.batches, ctx.checkpoint)
     left = await run_units(stage, name, ctx, cfg, llm, items, ctx.checkpoint)
     finish_record(record, left)
+    canonical(ctx, list(STAGES))
     return ctx

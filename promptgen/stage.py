@@ -196,23 +196,29 @@ class Scope:
 
 
 _ORIGINS = ("sample", "generated", "expanded", "baseline")
+TestKey = tuple[int, int, int, int]
 
 
-def sort_tests(ctx: Context) -> None:
-    """Put `ctx.tests` in an order that does not depend on which call returned first:
-    by origin, scenario, rule, generation; an expanded test next to its root test's
-    place; ties keep the order of their one call."""
+def test_key(ctx: Context) -> Callable[[Test], TestKey]:
+    """The key that orders tests other than expanded ones: origin, scenario, rule,
+    generation (a test of one call ties with the others of that call)."""
     scenarios = {s.name: i for i, s in enumerate(ctx.prompt.scenarios)}
     rules = {r.id: i for i, r in enumerate([*ctx.rules, *ctx.inverse_rules])}
-    by_id = {t.id: t for t in ctx.tests}
 
-    def base(test: Test) -> tuple[int, int, int, int]:
+    def key(test: Test) -> TestKey:
         origin = _ORIGINS.index(test.origin) if test.origin in _ORIGINS else len(_ORIGINS)
         scenario = scenarios.get(test.scenario, -1) if test.scenario else -1
         return (origin, scenario, rules.get(test.rule_id or "", len(rules)), test.generation)
 
-    roots = [t for t in ctx.tests if t.origin != "expanded"]
-    roots.sort(key=base)
+    return key
+
+
+def sort_tests(ctx: Context) -> None:
+    """Put `ctx.tests` in an order that does not depend on which call returned first:
+    by `test_key`; an expanded test next to its root test's place; ties keep the order
+    of their one call."""
+    by_id = {t.id: t for t in ctx.tests}
+    roots = sorted((t for t in ctx.tests if t.origin != "expanded"), key=test_key(ctx))
     place = {t.id: i for i, t in enumerate(roots)}
 
     def expanded(test: Test) -> tuple[int, int]:

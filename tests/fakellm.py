@@ -9,11 +9,12 @@ requests in flight.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -57,9 +58,19 @@ def json_reply(obj: Any, **kwargs: Any) -> Reply:
 
 
 class FakeLLM:
-    def __init__(self, latency: float = 0.0, responder: Responder | None = None) -> None:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        responder: Responder | None = None,
+        jitter: float = 0.0,
+        seed: int | None = None,
+    ) -> None:
         self.latency = latency
         self.responder = responder
+        # Up to `jitter` seconds more per request, drawn from a generator seeded with
+        # `seed` (or set `rng`): runs with different seeds see their answers finish in other orders.
+        self.jitter = jitter
+        self.rng = random.Random(seed)
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
@@ -103,9 +114,10 @@ class FakeLLM:
             self.requests.append(body)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            extra = self.rng.uniform(0, self.jitter) if self.jitter else 0.0
             if self.script:
-                return self.script.popleft()
-        return self.responder(body) if self.responder else Reply()
+                return _delayed(self.script.popleft(), extra)
+        return _delayed(self.responder(body) if self.responder else Reply(), extra)
 
     def _done(self) -> None:
         with self._lock:
@@ -158,6 +170,10 @@ class FakeLLM:
                     fake._done()
 
         return Handler
+
+
+def _delayed(reply: Reply, extra: float) -> Reply:
+    return replace(reply, delay=reply.delay + extra) if extra else reply
 
 
 class _QuietServer(ThreadingHTTPServer):

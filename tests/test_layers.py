@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
      "results"),
-    ("model", "context"),
+    ("model", "context", "order"),
     ("formats", "sandbox", "render", "mustache", "pyformat", "restricted", "restricted_ops",
      "verdict_template"),
     ("prompting",),

@@ -85,6 +85,10 @@ class LLM:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._root: LLM = self
         self._batcher: Batcher | None = None
+        # Cache key -> set when the call making it is over: an identical request waits
+        # for it and takes its answer from the cache, so the calls made never depend on
+        # which of two identical requests (two runs with one output) went first.
+        self._flying: dict[str, asyncio.Event] = {}
 
     def for_run(self) -> LLM:
         """A gateway for one run of a batch: this gateway's cache, limits, HTTP clients and
@@ -106,6 +110,7 @@ class LLM:
         if loop is not self._loop:
             self._loop = loop
             self.limits = Limits(self.limits.global_limit)
+            self._flying.clear()
             for kind in [k for k in self._backends if k.policy.per_loop]:
                 del self._backends[kind]
 
@@ -168,10 +173,6 @@ class LLM:
             variant=variant,
             params=params,
         )
-        hit = self._from_cache(key, model_id, spec, stage)
-        if hit is not None:
-            return hit
-        started = time.perf_counter()
         request = ChatRequest(
             model=name,
             messages=messages,
@@ -184,6 +185,38 @@ class LLM:
             timeout=self.settings.timeout,
             params=dict(params or {}),
         )
+        hit = await self._after_same(key, model_id, spec, stage)
+        if hit is not None:
+            return hit
+        if self.cache is None:  # --no-cache: every call is made, identical or not
+            return await self._ask(key, model_id, backend, request, spec, stage)
+        self._flying[key] = asyncio.Event()  # no await since the check: no one else holds it
+        try:
+            return await self._ask(key, model_id, backend, request, spec, stage)
+        finally:
+            self._flying.pop(key).set()
+
+    async def _after_same(
+        self, key: str, model_id: str, spec: structured.OutputSpec | None, stage: str | None
+    ) -> Completion | None:
+        """The cached answer, once an identical request in flight is over (None: none, or
+        that call failed: this one asks itself)."""
+        while (flying := self._flying.get(key)) is not None:
+            await flying.wait()
+        return self._from_cache(key, model_id, spec, stage)
+
+    async def _ask(
+        self,
+        key: str,
+        model_id: str,
+        backend: Backend,
+        request: ChatRequest,
+        spec: structured.OutputSpec | None,
+        stage: str | None,
+    ) -> Completion:
+        """The call itself (a provider batch's line with --batch); a whole answer is cached."""
+        started = time.perf_counter()
+        name = request.model
         api = self._batch_api(backend, name)
         if api is not None:
             result = await self._batched_call(api, backend, model_id, key, request, spec)

@@ -85,22 +85,36 @@ async def run(item: WorkItem, scope: Scope) -> None:
         inputs = test.inputs
     new_id = Test.make_id("expanded", test.rule_id, test.scenario, inputs)
     scope.done()
-    if any(t.id == new_id for t in ctx.tests):
-        return  # the same expansion twice: keep one
-    ctx.tests.append(
-        Test(
-            id=new_id,
-            rule_id=test.rule_id,
-            inverse=test.inverse,
-            scenario=test.scenario,
-            inputs=inputs,
-            expected_output=result.parsed.expected_output,  # recomputed for the new input
-            reasoning=result.parsed.reasoning,
-            generation=test.generation,
-            origin="expanded",
-            parent_id=test.id,
-            original_inputs=test.original_inputs or test.inputs,
-        )
+    expanded = Test(
+        id=new_id,
+        rule_id=test.rule_id,
+        inverse=test.inverse,
+        scenario=test.scenario,
+        inputs=inputs,
+        expected_output=result.parsed.expected_output,  # recomputed for the new input
+        reasoning=result.parsed.reasoning,
+        generation=test.generation,
+        origin="expanded",
+        parent_id=test.id,
+        original_inputs=test.original_inputs or test.inputs,
     )
+    if not _keep(ctx, expanded):
+        return  # the same expansion twice: one is kept
     sort_tests(ctx)
     scope.set_count("expanded", sum(t.origin == "expanded" for t in ctx.tests))
+
+
+def _keep(ctx: Context, test: Test) -> bool:
+    """Add `test`; when another chain made the same expansion, the one whose parent comes
+    first in the (sorted) tests is kept, whichever call returned first. A round starts
+    once the round before is in, so no chain has gone on from the one replaced."""
+    position = {t.id: i for i, t in enumerate(ctx.tests)}
+    same = position.get(test.id)
+    if same is None:
+        ctx.tests.append(test)
+        return True
+    mine = position.get(test.parent_id or "", len(position))
+    if mine >= position.get(ctx.tests[same].parent_id or "", len(position)):
+        return False
+    ctx.tests[same] = test
+    return True

@@ -24,7 +24,7 @@ from promptgen.prompting import (
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
 from promptgen.results import Rule, Test
 from promptgen.selection import sample_tests
-from promptgen.stage import Projection, Scope, WorkItem, sort_tests
+from promptgen.stage import Projection, Scope, WorkItem, sort_tests, test_key
 
 requires = ("intent", "input_spec", "rules", "inverse_rules")
 # With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
@@ -263,20 +263,29 @@ async def _generate(
 
 
 def _keep(scope: Scope, new: list[Test], limit: dict[str, int] | None = None) -> None:
-    """Add the tests whose input is new; with `limit`, at most that many per rule."""
+    """Add the tests whose input is new; with `limit` (a top-up), at most that many per
+    rule.
+
+    Chunks run side by side: when two of their tests have one input, the one that sorts
+    first (`test_key`) is kept whichever call returned first, so the test set does not
+    depend on completion order. A top-up never displaces a test."""
     ctx = scope.ctx
     kept: Counter[str] = Counter()
-    seen = {input_key(t.scenario, t.inputs) for t in ctx.tests}
+    rank = test_key(ctx)
+    seen = {input_key(t.scenario, t.inputs): i for i, t in enumerate(ctx.tests)}
     for test in new:
         key = input_key(test.scenario, test.inputs)
         if key in seen:
             scope.count("duplicates_dropped")
+            other = seen[key]
+            if limit is None and rank(test) < rank(ctx.tests[other]):
+                ctx.tests[other] = test  # it takes the place of the one it sorts before
             continue
         rule = test.rule_id or ""
         if limit is not None and kept[rule] >= limit.get(rule, 0):
             continue  # a top-up keeps only what the rule lacks
         kept[rule] += 1
-        seen.add(key)
+        seen[key] = len(ctx.tests)
         ctx.tests.append(test)
 
 
