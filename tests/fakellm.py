@@ -193,13 +193,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="fake OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--pipeline", action="store_true", help="answer every pipeline stage")
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="the threaded server the tests use [default: one asyncio loop, tests/fakellm_aio.py]",
+    )
     args = parser.parse_args()
     responder = None
     if args.pipeline:
         from tests.pipeline_fake import PipelineResponder
 
         responder = PipelineResponder()
-    with FakeLLM(latency=args.latency, responder=responder) as server:
+    # The benchmarks' server: the asyncio one answers thousands of calls a second on one
+    # core, so a wide round measures the client, not a thread per connection.
+    from tests.fakellm_aio import AsyncFakeLLM
+
+    kind = FakeLLM if args.threads else AsyncFakeLLM
+    with kind(latency=args.latency, responder=responder) as server:
         print(server.url, flush=True)
         sys.stdin.read()
 

@@ -6,6 +6,7 @@ speaks the OpenAI protocol does not need it.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any, Self
 
@@ -46,14 +47,16 @@ class OpenAICompatBackend:
 
     def __init__(self, api_base: str) -> None:
         import httpx
-        from openai import AsyncOpenAI, DefaultAioHttpClient
+        from openai import AsyncOpenAI
+
+        from promptgen.llm.http_client import LeanAioHttpClient
 
         self.api_base = api_base
         # aiohttp's connection pool stays fast with hundreds of calls in flight; httpx's
         # default pool scans every connection for every request. The limit must be a
         # number: with None the transport falls back to aiohttp's 100 connections, which
         # capped every wide round at 100 calls whatever --concurrency said.
-        http_client = DefaultAioHttpClient(
+        http_client = LeanAioHttpClient(
             limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=512)
         )
         self._client = AsyncOpenAI(
@@ -62,6 +65,10 @@ class OpenAICompatBackend:
             max_retries=0,  # the gateway retries
             http_client=http_client,
         )
+        # The endpoint as the SDK would join it to the base URL, joined once: a path
+        # relative to the base is parsed and joined again on every call.
+        base = self._client.base_url
+        self._chat_url = str(base.copy_with(raw_path=base.raw_path + b"chat/completions"))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -92,14 +99,21 @@ class OpenAICompatBackend:
             # `chat.completions.create` spends about half a millisecond per call
             # re-checking and converting it.
             response = await self._client.post(
-                "/chat/completions",
-                body=params,
+                self._chat_url,
+                content=_json_body(params),
                 cast_to=object,  # the JSON as is; building the SDK's models costs more
                 options=options,  # type: ignore[arg-type]
             )
         except Exception as exc:
             raise classify(exc) from exc
         return chat_reply(response)
+
+
+def _json_body(params: dict[str, Any]) -> bytes:
+    """The body as the SDK would encode it (compact, UTF-8, no NaN). Given as bytes, it
+    is sent as is: the SDK's encoder, made anew for every call with a method of its own
+    as its fallback, is a reference cycle per call for the collector."""
+    return json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _headers(params: dict[str, Any]) -> dict[str, str]:
