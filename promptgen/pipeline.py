@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from promptgen.collector import run_pace
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.llm import LLM, bounded_gather
@@ -142,9 +143,10 @@ class Runner:
         self.reporter.start(self.planned)
         poller = asyncio.create_task(self._poll())
         try:
-            async with asyncio.TaskGroup() as group:
-                for name in STAGES:
-                    group.create_task(self._stage(name))
+            with run_pace():
+                async with asyncio.TaskGroup() as group:
+                    for name in STAGES:
+                        group.create_task(self._stage(name))
         finally:
             poller.cancel()
             self.reporter.update(self.llm.usage.totals.by_stage)

@@ -218,6 +218,11 @@ def main() -> None:
         default=None,
         help="with --pipeline: this share of groundtruth answers scores 40 (by content)",
     )
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="the threaded server the tests use [default: one asyncio loop, tests/fakellm_aio.py]",
+    )
     args = parser.parse_args()
     responder = None
     if args.pipeline:
@@ -225,7 +230,12 @@ def main() -> None:
 
         responder = PipelineResponder()
         responder.groundtruth_low_share = args.groundtruth_low_share
-    with FakeLLM(latency=args.latency, responder=responder) as server:
+    # The benchmarks' server: the asyncio one answers thousands of calls a second on one
+    # core, so a wide round measures the client, not a thread per connection.
+    from tests.fakellm_aio import AsyncFakeLLM
+
+    kind = FakeLLM if args.threads else AsyncFakeLLM
+    with kind(latency=args.latency, responder=responder) as server:
         print(server.url, flush=True)
         sys.stdin.read()
 

@@ -48,6 +48,16 @@ def test_round_trip(write: Write, tmp_path: Path) -> None:
     assert next(iter(json.loads(path.read_text()))) == "version"
 
 
+def test_repr_is_short_whatever_the_size(write: Write) -> None:
+    """asyncio formats a finished task with its result's repr (asyncio.run does at exit)."""
+    ctx = _context(write)
+    ctx.test_runs *= 5000
+    assert repr(ctx) == (
+        f"Context(run_id={ctx.run_id!r}, prompt='ctx', rules=1, tests=1, test_runs=5000, "
+        "metric_results=0)"
+    )
+
+
 def test_no_secrets_on_disk(write: Write, tmp_path: Path) -> None:
     path = save_context(_context(write), tmp_path / "context.json")
     text = path.read_text()

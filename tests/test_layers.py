@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 # modules); listed bottom to top.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
-     "results"),
+     "results", "collector"),
     ("model", "context", "order"),
     ("formats", "sandbox", "render", "mustache", "pyformat", "restricted", "restricted_ops",
      "verdict_template"),

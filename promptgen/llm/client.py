@@ -108,10 +108,14 @@ class LLM:
             return
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
+            # A backend made before the first call (the run's credential check) has opened
+            # no connection yet: it is kept, not built again (an HTTP client loads the CA
+            # certificates, ~40 ms). Only those a previous loop used are dropped.
+            first = self._loop is None
             self._loop = loop
             self.limits = Limits(self.limits.global_limit)
             self._flying.clear()
-            for kind in [k for k in self._backends if k.policy.per_loop]:
+            for kind in [k for k in self._backends if k.policy.per_loop and not first]:
                 del self._backends[kind]
 
     # -- model routing ---------------------------------------------------------------
@@ -162,17 +166,19 @@ class LLM:
         backend, name = self.backend_for(model_id)
         spec = structured.output_spec(output) if output is not None else None
         schema = spec.schema if spec else None
-        key = cache_key(
-            model=model_id,
-            api_base=self.settings.api_base if backend.policy.uses_api_base else None,
-            messages=messages,
-            schema=schema,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            variant=variant,
-            params=params,
-        )
+        key = ""  # only the cache and a provider batch read it: with neither, not computed
+        if self.cache is not None or self._batch_api(backend, name) is not None:
+            key = cache_key(
+                model=model_id,
+                api_base=self.settings.api_base if backend.policy.uses_api_base else None,
+                messages=messages,
+                schema=schema,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                variant=variant,
+                params=params,
+            )
         request = ChatRequest(
             model=name,
             messages=messages,
