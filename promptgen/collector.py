@@ -6,7 +6,7 @@ each time it walks what the run has built and, every few rounds, everything the 
 holds: the imported libraries and the loaded context. In a wide evaluation (~3,800
 calls) that was ~40% of the client's CPU (bench/profile_eval.py prints it). For the
 length of a run, what exists when it starts is frozen (no collection scans it again;
-it stays alive as it would anyway) and young objects are collected every 20,000
+it stays alive as it would anyway) and young objects are collected every 50,000
 allocations instead of every 700, which bounds the extra memory to a few megabytes.
 """
 
@@ -16,7 +16,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-YOUNG_THRESHOLD = 20_000  # allocations between collections of the youngest generation
+YOUNG_THRESHOLD = 50_000  # allocations between collections of the youngest generation
 MIDDLE_THRESHOLD = 10  # young collections between collections of the middle one
 
 _depth = 0  # runs of a batch share one process: the first in sets the pace, the last out restores

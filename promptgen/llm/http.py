@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from promptgen.llm.remote import parse_retry_after
 from promptgen.llm.types import CallError
@@ -31,13 +33,15 @@ class JsonClient:
         self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         self._max = max_connections
         self._session: aiohttp.ClientSession | None = None
+        # HTTP(S)_PROXY / NO_PROXY, read once for this server: aiohttp's `trust_env` would
+        # look them (and ~/.netrc) up again in a thread for every request.
+        self._proxy = proxy_for(self.base_url)
 
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp
 
         connector = aiohttp.TCPConnector(limit=self._max, limit_per_host=0)
-        # trust_env: HTTPS_PROXY / NO_PROXY as every other HTTP client honours them.
-        return aiohttp.ClientSession(connector=connector, trust_env=True)
+        return aiohttp.ClientSession(connector=connector)
 
     async def post(
         self, path: str, body: dict[str, Any], headers: dict[str, str], timeout: float
@@ -54,6 +58,7 @@ class JsonClient:
                 data=data,
                 headers={**self._headers, **headers} if headers else self._headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
+                proxy=self._proxy,
             ) as response:
                 raw = await response.read()
                 if response.status >= 400:
@@ -71,6 +76,15 @@ class JsonClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for `url` (None: direct, or NO_PROXY matches)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not host or proxy_bypass(host):
+        return None
+    return getproxies().get(parts.scheme)
 
 
 def _status_error(status: int, raw: bytes, headers: Any) -> CallError:

@@ -93,12 +93,28 @@ def _model_spec(model: type[BaseModel]) -> OutputSpec:
 _LENGTH_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems")
 
 
+# id(schema) -> (schema, its provider form): a stage sends one schema object thousands of
+# times (its judge's), so the walk below is done once per schema, not once per call. The
+# schema is held, so its id is not reused while cached; the result is read-only.
+_PROVIDER_FORMS: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
 def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema without length bounds, which some providers' strict modes refuse.
 
     The bounds still apply: the local grammar enforces them and validation checks them.
     """
+    known = _PROVIDER_FORMS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    if len(_PROVIDER_FORMS) >= 512:
+        _PROVIDER_FORMS.clear()
+    form = _strip_lengths(schema)
+    _PROVIDER_FORMS[id(schema)] = (schema, form)
+    return form
 
+
+def _strip_lengths(schema: dict[str, Any]) -> dict[str, Any]:
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: strip(v) for k, v in node.items() if k not in _LENGTH_KEYWORDS}
