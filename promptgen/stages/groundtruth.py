@@ -66,21 +66,33 @@ def speculative(cfg: RunConfig) -> bool:
     return at_a_time > 1
 
 
-def _missing(ctx: Context, cfg: RunConfig, test: Test) -> list[int]:
-    """The attempts of `test` still to answer or score (all of them when speculative)."""
-    scored = {a.attempt for a in ctx.groundtruth if a.test_id == test.id and a.average is not None}
+def _scored(ctx: Context) -> dict[str, set[int]]:
+    """The attempts already scored, per test (read once per plan, not once per test)."""
+    found: dict[str, set[int]] = {}
+    for a in ctx.groundtruth:
+        if a.average is not None:
+            found.setdefault(a.test_id, set()).add(a.attempt)
+    return found
+
+
+def _missing(cfg: RunConfig, scored: set[int]) -> list[int]:
+    """The attempts of a test still to answer or score (all of them when speculative)."""
     if not speculative(cfg):
-        return [len(scored)]  # the next one; later ones only if it falls short
+        return [_next(scored)]  # later ones only if this one falls short
     return [k for k in range(candidates(cfg)) if k not in scored]
 
 
-def _calls(ctx: Context, cfg: RunConfig, test: Test) -> int:
+def _next(scored: set[int]) -> int:
+    return next(k for k in range(len(scored) + 1) if k not in scored)
+
+
+def _calls(ctx: Context, cfg: RunConfig, test: Test, scored: set[int]) -> int:
     """Model calls the test takes as planned: answer requests as really made (one with
     `n` where the backend takes it; cached answers cost nothing but are not known here),
     then every candidate scored by every judge on every groundtruth metric."""
     if author_reference(ctx.prompt, test) is not None:
         return 0
-    missing = _missing(ctx, cfg, test)
+    missing = _missing(cfg, scored)
     api_base = cfg.settings.api_base if cfg.settings else None
     kind = backend_type(cfg.groundtruth_model, api_base)
     per = requests_per_candidate(ctx.prompt)
@@ -92,14 +104,15 @@ def _calls(ctx: Context, cfg: RunConfig, test: Test) -> int:
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     tests = [t for t in eval_tests(ctx, cfg) if t.groundtruth_status is None]
-    return [WorkItem(t.id, t, _calls(ctx, cfg, t)) for t in tests]
+    scored = _scored(ctx)
+    return [WorkItem(t.id, t, _calls(ctx, cfg, t, scored.get(t.id, set()))) for t in tests]
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     if projection.test_set_known:
         return sum(i.calls for i in todo(ctx, cfg))
     probe = Test(id="probe", inputs={})
-    return projection.eval_tests_of(ctx, cfg) * _calls(ctx, cfg, probe)
+    return projection.eval_tests_of(ctx, cfg) * _calls(ctx, cfg, probe, set())
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
@@ -121,7 +134,7 @@ async def _at_once(scope: Scope, test: Test) -> None:
     """Every missing candidate asked at once, the answers scored concurrently; the test
     settles unless no candidate passed while some failed (a re-run asks those)."""
     ctx, cfg = scope.ctx, scope.cfg
-    missing = _missing(ctx, cfg, test)
+    missing = _missing(cfg, _scored(ctx).get(test.id, set()))
     settings = call_settings(ctx.prompt, cfg.ev)
     model = cfg.groundtruth_model
     if missing:
@@ -153,7 +166,7 @@ async def _one_by_one(scope: Scope, test: Test) -> None:
         if best is not None and (best.accepted or len(scored) >= candidates(cfg)):
             _settle(test, best)
             return
-        attempt = len(scored)  # variant = attempt: each retry is a new call
+        attempt = _next({a.attempt for a in scored})  # variant = attempt: a new call
         answer = await run_test(
             ctx.prompt, scope.llm, settings, test, model, attempt, "groundtruth"
         )

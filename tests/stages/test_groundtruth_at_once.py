@@ -197,3 +197,17 @@ def test_candidates_are_kept_in_attempt_order_per_test(tmp_path: Path) -> None:
     assert keys == sorted(keys) and len(keys) == 12
     assert [t.groundtruth_status for t in ctx.tests] == ["invalid"] * 4
     assert {t.groundtruth for t in ctx.tests} == {"candidate 2"}
+
+
+def test_the_embedded_model_answers_candidates_one_after_another(tmp_path: Path) -> None:
+    """llama.cpp makes one call at a time: speculation would only add calls there."""
+    with FakeLLM() as fake:
+        llm = gateway(fake, tmp_path)
+        ctx = context(rules=1, tests=1)
+        local = {**MODELS, "groundtruth_model": "local/qwen2.5-coder-0.5b"}
+        cfg = config(ctx, llm, evaluation=THREE, models=local)
+        assert not groundtruth.speculative(cfg)
+        assert [i.calls for i in groundtruth.todo(ctx, cfg)] == [1 + 1]  # the first attempt
+        remote = config(ctx, llm, evaluation=THREE, models=MODELS)
+        assert groundtruth.speculative(remote)
+        assert [i.calls for i in groundtruth.todo(ctx, remote)] == [1 + 3]
