@@ -147,7 +147,8 @@ async def _at_once(scope: Scope, test: Test) -> None:
         )
     mine = [a for a in ctx.groundtruth if a.test_id == test.id]
     best = _best(mine)
-    failed = [a for a in mine if a.average is None]
+    # An attempt beyond today's candidates (retries lowered since) is never asked again.
+    failed = [a for a in mine if a.average is None and a.attempt < candidates(cfg)]
     if best is not None and (best.accepted or not failed):
         _settle(test, best)
     elif failed:
