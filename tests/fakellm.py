@@ -29,6 +29,7 @@ class Reply:
     drop: bool = False  # close the connection without an answer
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    choices: list[str] | None = None  # several answers in one reply (a request with `n`)
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -191,10 +192,11 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "model": body.get("model", "fake"),
         "choices": [
             {
-                "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
+                "index": i,
+                "message": {"role": "assistant", "content": content},
                 "finish_reason": "stop",
             }
+            for i, content in enumerate(reply.choices or [reply.content])
         ],
         "usage": {
             "prompt_tokens": reply.prompt_tokens,

@@ -159,8 +159,10 @@ def test_a_faulty_groundtruth_answer_is_not_accepted(
     for review, fault in (("review number 0", "empty"), ("review number 1", "truncated")):
         test: Test = tests[review]
         assert test.groundtruth is None and test.groundtruth_status is None
-        (attempt,) = [a for a in ctx.groundtruth if a.test_id == test.id]
-        assert attempt.error == f"{A}: {FAULT_TEXT[fault]}" and attempt.scores == {}
+        # Every candidate (asked at once) faulted: each recorded, none judged.
+        mine = [a for a in ctx.groundtruth if a.test_id == test.id]
+        assert [a.attempt for a in mine] == [0, 1, 2]
+        assert all(a.error == f"{A}: {FAULT_TEXT[fault]}" and a.scores == {} for a in mine)
     assert "GroundtruthScore" not in schema_names(fake)
     assert {i.key for i in groundtruth.todo(ctx, cfg)} == {t.id for t in ctx.tests}
     responder.faults.clear()

@@ -1,5 +1,6 @@
 """The LLM gateway. Stages use `LLM.complete`; nothing else imports litellm or openai."""
 
+from promptgen.llm.backend import backend_type
 from promptgen.llm.batch import batched
 from promptgen.llm.client import LLM, RetryPolicy
 from promptgen.llm.config import ALIASES, GatewaySettings, load_settings
@@ -13,6 +14,7 @@ __all__ = [
     "GatewaySettings",
     "ModelConfigError",
     "RetryPolicy",
+    "backend_type",
     "batched",
     "bounded_gather",
     "load_settings",

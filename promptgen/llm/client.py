@@ -11,17 +11,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from promptgen.llm import structured
-from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
+from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend, backend_type
 from promptgen.llm.batch import BatchAPI, current_label
 from promptgen.llm.batcher import Attempt, Batcher
 from promptgen.llm.cache import ResponseCache, cache_key
+from promptgen.llm.choices import Call, complete_choices
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
 from promptgen.llm.replies import (
@@ -47,20 +48,6 @@ from promptgen.secrets import register_environment, register_mapping
 _MODES = ("json_schema", "json_object", "prompt")
 
 
-def _backend_types() -> Iterator[type[Backend]]:
-    """The backends in the order they are asked for a model. Each module is imported
-    when its turn comes; none imports llama_cpp, litellm or openai before a call."""
-    from promptgen.llm.local import LocalBackend
-
-    yield LocalBackend
-    from promptgen.llm.openai_compat import OpenAICompatBackend
-
-    yield OpenAICompatBackend
-    from promptgen.llm.remote import RemoteBackend
-
-    yield RemoteBackend
-
-
 class LLM:
     def __init__(
         self,
@@ -82,6 +69,7 @@ class LLM:
         self._backends: dict[type[Backend], Backend] = {}
         self._checked: set[str] = set()
         self._modes: dict[str, str] = {}
+        self._one_choice: set[str] = set()  # models whose server refused `n`
         self._loop: asyncio.AbstractEventLoop | None = None
         self._root: LLM = self
         self._batcher: Batcher | None = None
@@ -123,7 +111,7 @@ class LLM:
     def backend_for(self, model_id: str) -> tuple[Backend, str]:
         """The backend that owns `model_id` and the model's name there (checked once)."""
         api_base = self.settings.api_base
-        kind = next(k for k in _backend_types() if k.owns(model_id, api_base))
+        kind = backend_type(model_id, api_base)
         name = kind.model_name(model_id)
         backend = self._backends.get(kind)
         if backend is None:
@@ -237,6 +225,25 @@ class LLM:
         if result.ok and self.cache is not None and result.text is not None:
             self.cache.set(key, {"text": result.text, **result.usage.model_dump()})
         return result
+
+    async def complete_choices(
+        self,
+        messages: Messages,
+        *,
+        variants: Sequence[int],
+        model: str = "rules",
+        output: type[BaseModel] | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        stage: str | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> list[Completion]:
+        """The answers `complete` gets with each of `variants`, asked at once: cached ones
+        read back, the rest in one request with `n` where the backend takes it and as
+        concurrent calls otherwise (llm/choices.py). One Completion per variant, in order."""
+        call = Call(messages, model, output, temperature, max_tokens, seed, stage, params)
+        return await complete_choices(self, call, variants)
 
     def _from_cache(
         self, key: str, model_id: str, spec: structured.OutputSpec | None, stage: str | None

@@ -153,6 +153,10 @@ class LocalBackend:
     def create(cls, api_base: str | None) -> Self:
         return cls()
 
+    @classmethod
+    def many_choices(cls, model: str) -> bool:
+        return False  # one answer per call; several would run one after another anyway
+
     def check_credentials(self, model: str) -> None:
         spec_for(model)
 

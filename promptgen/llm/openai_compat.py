@@ -66,6 +66,10 @@ class OpenAICompatBackend:
             self._sdk = AsyncOpenAI(base_url=self.api_base, api_key=self._key, max_retries=0)
         return BatchAPI(self._sdk)
 
+    @classmethod
+    def many_choices(cls, model: str) -> bool:
+        return True  # a server that ignores `n` answers once; the gateway asks the rest
+
     def check_credentials(self, model: str) -> None:
         return None  # local servers usually need none; a 401 says so clearly
 
@@ -99,13 +103,28 @@ def chat_reply(data: Any) -> RawReply:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices[0], dict):
         raise CallError("the server's answer has no choices", retryable=True)
-    message = choices[0].get("message") or {}
+    # Several choices (a request with `n`) in the server's index order.
+    ordered = sorted(
+        (c for c in choices if isinstance(c, dict)), key=lambda c: _index(c.get("index"))
+    )
+    replies = [
+        RawReply(
+            text=(c.get("message") or {}).get("content") or "",
+            finish_reason=c.get("finish_reason"),
+        )
+        for c in ordered
+    ]
     usage = data.get("usage") or {}
     return RawReply(
-        text=message.get("content") or "",
+        text=replies[0].text,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cost=None,
         model=data.get("model"),
-        finish_reason=choices[0].get("finish_reason"),
+        finish_reason=replies[0].finish_reason,
+        choices=replies if len(replies) > 1 else [],
     )
+
+
+def _index(value: Any) -> int:
+    return value if isinstance(value, int) else 0

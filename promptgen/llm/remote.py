@@ -100,6 +100,12 @@ class RemoteBackend:
     def __init__(self) -> None:
         self._batch: BatchAPI | None = None
 
+    @classmethod
+    def many_choices(cls, model: str) -> bool:
+        """OpenAI's and Azure OpenAI's chat completions take `n`; litellm's other
+        providers would drop it (drop_params) or refuse it."""
+        return model.startswith(("openai/", "azure/"))
+
     def check_credentials(self, model: str) -> None:
         """One clear line when the provider's key is missing (before any call)."""
         if model.startswith("ollama"):
@@ -160,6 +166,10 @@ class RemoteBackend:
         try:
             choice = response.choices[0]
             text = choice.message.content or ""
+            more = [
+                RawReply(text=c.message.content or "", finish_reason=c.finish_reason)
+                for c in response.choices
+            ]
         except (AttributeError, IndexError) as exc:
             raise CallError("the provider's answer has no message", retryable=True) from exc
         usage = getattr(response, "usage", None)
@@ -174,4 +184,5 @@ class RemoteBackend:
             cost=cost,
             model=getattr(response, "model", None),
             finish_reason=getattr(choice, "finish_reason", None),
+            choices=more if len(more) > 1 else [],  # a request with `n`
         )

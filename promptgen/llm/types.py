@@ -36,6 +36,7 @@ class ChatRequest:
     strict: bool = True
     timeout: float = 120.0
     params: dict[str, Any] = field(default_factory=dict)  # more call parameters (top_p, ...)
+    n: int = 1  # answers asked in this one request (`complete_choices`)
 
     def openai_params(self, mode: str) -> dict[str, Any]:
         """The chat-completions parameters in OpenAI spelling, for structured `mode`."""
@@ -49,6 +50,8 @@ class ChatRequest:
             value = getattr(self, name)
             if value is not None:
                 params[name] = value
+        if self.n > 1:
+            params["n"] = self.n
         if self.json_schema is not None and mode == "json_schema":
             params["response_format"] = {
                 "type": "json_schema",
@@ -71,6 +74,9 @@ class RawReply:
     cost: float | None = None
     model: str | None = None
     finish_reason: str | None = None  # "stop", "length", ... as the provider says it
+    # Every choice, in the provider's order, when a request asked for several (`n`); the
+    # tokens and cost above are then the whole request's, the choices' own are zero.
+    choices: list[RawReply] = field(default_factory=list)
 
     @property
     def fault(self) -> Fault | None:

@@ -1,13 +1,21 @@
 """Groundtruth: a groundtruth model answers each test; eval models score the answer.
 
 One rule (docs/metrics.md): an answer is accepted when the average of its scores
-reaches `groundtruthThreshold`. Below it, the test is asked again with a fresh variant
-(a new call, never a cached answer) up to `groundtruthRetries` more times. A test
-that never reaches the threshold keeps its best-scoring answer, marked `invalid`, and
-gets no accuracy score. PromptPex retried below 80 but rejected below 50, and its
-retries could come back from its own cache. An answer that is empty or cut off at the
-token limit is a failed call, not an answer: it is never scored or accepted, and a
-re-run asks that attempt again.
+reaches `groundtruthThreshold`; of the candidates, the best that passes is kept
+(highest average, ties to the lowest attempt). A test gets 1 + `groundtruthRetries`
+candidate answers (attempt k is variant k: a distinct call, never another's cached
+answer), asked at once (one request with `n` where the backend takes it) and judged
+concurrently, so a test costs two dependent calls, not up to six. The embedded local
+model answers one call at a time and would only pay for candidates it never needs:
+there, a candidate is asked only when the ones before it failed the threshold. A test
+whose candidates all fall short keeps the best-scoring one, marked `invalid`, and gets
+no accuracy score. PromptPex retried below 80 but rejected below 50, and its retries
+could come back from its own cache.
+
+An answer that is empty or cut off at the token limit is a failed call, not an answer:
+it is never scored or accepted. When no other candidate is accepted the test stays
+unsettled, and a re-run asks only the candidates that are missing (the cache serves
+the rest). `ctx.groundtruth` is kept sorted by (test id, attempt).
 
 A test sample with an expected output needs no groundtruth model: the author's output is
 its reference (status `author`, no call); the model answers only the other tests.
@@ -21,10 +29,14 @@ from statistics import mean
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.evaluation import make_case
+from promptgen.llm import backend_type
+from promptgen.llm.backend import DEFAULT_CONCURRENCY
+from promptgen.llm.choices import answer_requests
 from promptgen.prompting.invoke import call_settings
-from promptgen.results import GroundtruthAttempt, Test
+from promptgen.results import GroundtruthAttempt, Test, TestRun
 from promptgen.selection import author_reference, eval_tests
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
+from promptgen.stages._candidates import answer_candidates, requests_per_candidate
 from promptgen.stages.runs import run_test
 
 requires = ("rules", *TEST_SET)
@@ -36,24 +48,71 @@ def enabled(cfg: RunConfig) -> bool:
 
 
 def rounds(cfg: RunConfig) -> int:
-    """An answer, then its scores."""
+    """The candidate answers, then their scores."""
     return 2
+
+
+def candidates(cfg: RunConfig) -> int:
+    return 1 + cfg.ev.groundtruth_retries
+
+
+def speculative(cfg: RunConfig) -> bool:
+    """Whether the candidates are asked at once: not where the groundtruth model answers
+    one call at a time (the embedded model, or --concurrency 1)."""
+    api_base = cfg.settings.api_base if cfg.settings else None
+    fixed = backend_type(cfg.groundtruth_model, api_base).policy.concurrency
+    settings = cfg.settings.concurrency if cfg.settings else None
+    at_a_time = fixed if fixed is not None else settings or DEFAULT_CONCURRENCY
+    return at_a_time > 1
+
+
+def _scored(ctx: Context) -> dict[str, set[int]]:
+    """The attempts already scored, per test (read once per plan, not once per test)."""
+    found: dict[str, set[int]] = {}
+    for a in ctx.groundtruth:
+        if a.average is not None:
+            found.setdefault(a.test_id, set()).add(a.attempt)
+    return found
+
+
+def _missing(cfg: RunConfig, scored: set[int]) -> list[int]:
+    """The attempts of a test still to answer or score (all of them when speculative)."""
+    if not speculative(cfg):
+        return [_next(scored)]  # later ones only if this one falls short
+    return [k for k in range(candidates(cfg)) if k not in scored]
+
+
+def _next(scored: set[int]) -> int:
+    return next(k for k in range(len(scored) + 1) if k not in scored)
+
+
+def _calls(ctx: Context, cfg: RunConfig, test: Test, scored: set[int]) -> int:
+    """Model calls the test takes as planned: answer requests as really made (one with
+    `n` where the backend takes it; cached answers cost nothing but are not known here),
+    then every candidate scored by every judge on every groundtruth metric."""
+    if author_reference(ctx.prompt, test) is not None:
+        return 0
+    missing = _missing(cfg, scored)
+    api_base = cfg.settings.api_base if cfg.settings else None
+    kind = backend_type(cfg.groundtruth_model, api_base)
+    per = requests_per_candidate(ctx.prompt)
+    name = kind.model_name(cfg.groundtruth_model)
+    answers = per * (answer_requests(kind, name, len(missing)) if per == 1 else len(missing))
+    judged = len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
+    return answers + len(missing) * judged
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     tests = [t for t in eval_tests(ctx, cfg) if t.groundtruth_status is None]
-    calls = 1 + len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
-    return [
-        WorkItem(t.id, t, 0 if author_reference(ctx.prompt, t) is not None else calls)
-        for t in tests
-    ]
+    scored = _scored(ctx)
+    return [WorkItem(t.id, t, _calls(ctx, cfg, t, scored.get(t.id, set()))) for t in tests]
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    calls = 1 + len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
     if projection.test_set_known:
         return sum(i.calls for i in todo(ctx, cfg))
-    return projection.eval_tests_of(ctx, cfg) * calls
+    probe = Test(id="probe", inputs={})
+    return projection.eval_tests_of(ctx, cfg) * _calls(ctx, cfg, probe, set())
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
@@ -65,34 +124,88 @@ async def run(item: WorkItem, scope: Scope) -> None:
         test.groundtruth_status = "author"
         scope.checkpoint()
         return
+    if speculative(cfg):
+        await _at_once(scope, test)
+    else:
+        await _one_by_one(scope, test)
+
+
+async def _at_once(scope: Scope, test: Test) -> None:
+    """Every missing candidate asked at once, the answers scored concurrently; the test
+    settles unless no candidate passed while some failed (a re-run asks those)."""
+    ctx, cfg = scope.ctx, scope.cfg
+    missing = _missing(cfg, _scored(ctx).get(test.id, set()))
+    settings = call_settings(ctx.prompt, cfg.ev)
+    model = cfg.groundtruth_model
+    if missing:
+        answers = await answer_candidates(ctx.prompt, scope.llm, settings, test, model, missing)
+        records = [_record(ctx, test, model, k, a) for k, a in zip(missing, answers, strict=True)]
+        _sort(ctx)
+        scope.checkpoint()
+        await asyncio.gather(
+            *(_score(scope, test, r, r.output or "") for r in records if r.error is None)
+        )
+    mine = [a for a in ctx.groundtruth if a.test_id == test.id]
+    best = _best(mine)
+    # An attempt beyond today's candidates (retries lowered since) is never asked again.
+    failed = [a for a in mine if a.average is None and a.attempt < candidates(cfg)]
+    if best is not None and (best.accepted or not failed):
+        _settle(test, best)
+    elif failed:
+        scope.fail(failed[0].error or "no eval model could score the answer")
+    scope.checkpoint()
+
+
+async def _one_by_one(scope: Scope, test: Test) -> None:
+    """A candidate at a time, the next only when the best so far falls short."""
+    ctx, cfg = scope.ctx, scope.cfg
     settings = call_settings(ctx.prompt, cfg.ev)
     model = cfg.groundtruth_model
     while True:
         scored = [a for a in ctx.groundtruth if a.test_id == test.id and a.average is not None]
-        best = max(scored, key=lambda a: a.average or 0.0, default=None)
-        if best is not None and (best.accepted or len(scored) > cfg.ev.groundtruth_retries):
+        best = _best(scored)
+        if best is not None and (best.accepted or len(scored) >= candidates(cfg)):
             _settle(test, best)
             return
-        attempt = len(scored)  # variant = attempt: each retry is a new call
+        attempt = _next({a.attempt for a in scored})  # variant = attempt: a new call
         answer = await run_test(
             ctx.prompt, scope.llm, settings, test, model, attempt, "groundtruth"
         )
-        record = GroundtruthAttempt(
-            test_id=test.id, attempt=attempt, model=model, output=answer.output
-        )
-        ctx.groundtruth = [
-            a for a in ctx.groundtruth if not (a.test_id == test.id and a.attempt == attempt)
-        ]
-        ctx.groundtruth.append(record)
-        if not answer.ok or answer.output is None:  # failed, empty or cut off
-            record.error = answer.error or "empty answer"
+        record = _record(ctx, test, model, attempt, answer)
+        _sort(ctx)
+        if record.error is not None:  # failed, empty or cut off
             scope.fail(record.error)
             return  # the test stays unsettled; a re-run asks this attempt again
-        await _score(scope, test, record, answer.output)
+        await _score(scope, test, record, record.output or "")
         if record.error is not None:
             scope.fail(record.error)
             return
         scope.checkpoint()
+
+
+def _record(
+    ctx: Context, test: Test, model: str, attempt: int, answer: TestRun
+) -> GroundtruthAttempt:
+    """The attempt's record, replacing an earlier one of the same attempt."""
+    record = GroundtruthAttempt(test_id=test.id, attempt=attempt, model=model, output=answer.output)
+    if not answer.ok or answer.output is None:
+        record.error = answer.error or "empty answer"
+    ctx.groundtruth = [
+        a for a in ctx.groundtruth if not (a.test_id == test.id and a.attempt == attempt)
+    ]
+    ctx.groundtruth.append(record)
+    return record
+
+
+def _sort(ctx: Context) -> None:
+    """Attempt order, whichever answer came back first (stable contexts, docs/metrics.md)."""
+    ctx.groundtruth.sort(key=lambda a: (a.test_id, a.attempt))
+
+
+def _best(attempts: list[GroundtruthAttempt]) -> GroundtruthAttempt | None:
+    """The highest average; a tie goes to the lowest attempt."""
+    scored = [a for a in attempts if a.average is not None]
+    return min(scored, key=lambda a: (-(a.average or 0.0), a.attempt), default=None)
 
 
 async def _score(scope: Scope, test: Test, record: GroundtruthAttempt, output: str) -> None:

@@ -131,11 +131,11 @@ def test_fail_on_error_tolerates_a_share_of_failures(
     assert strict.returncode == 3, strict.stderr
 
 
-def test_groundtruth_retries_ask_fresh_variants(
+def test_groundtruth_candidates_are_fresh_variants_asked_at_once(
     server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
 ) -> None:
     fake, responder = server
-    responder.groundtruth_scores = [40, 60, 85]
+    responder.groundtruth_scores = [40, 60, 85]  # in the order the judgements arrive
     result = evaluate(
         tmp_path,
         fake,
@@ -146,13 +146,22 @@ def test_groundtruth_retries_ask_fresh_variants(
     ctx = load_context(tmp_path / "out" / "context.json")
     (test,) = [t for t in ctx.tests if t.groundtruth_status]
     attempts = [a for a in ctx.groundtruth if a.test_id == test.id]
-    assert [a.average for a in attempts] == [40, 60, 85]
-    assert [a.accepted for a in attempts] == [False, False, True]
+    assert [a.attempt for a in attempts] == [0, 1, 2, 3]
+    assert sorted(a.average or 0 for a in attempts) == [40, 60, 85, 85]
+    assert sum(a.accepted for a in attempts) == 2
+    # The fake answers one choice: the request with n=4, then the three others alone,
+    # every answer before the first judgement.
     asked = [b for b in under_test(fake) if b["model"] == "oracle"]
-    assert len(asked) == 3
-    assert len({b.get("seed") for b in asked}) == 3  # a fresh variant each time
+    assert [b.get("n") for b in asked] == [4, None, None, None]
+    assert len({b.get("seed") for b in asked}) == 4  # a fresh variant each
+    names = [
+        (b.get("response_format") or {}).get("json_schema", {}).get("name") for b in fake.requests
+    ]
+    last_answer = max(i for i, b in enumerate(fake.requests) if b["model"] == "oracle")
+    assert last_answer < names.index("GroundtruthScore")
+    kept = min((a for a in attempts if a.accepted), key=lambda a: a.attempt)
     assert test.groundtruth_status == "ok" and test.groundtruth_score == 85
-    assert test.groundtruth == attempts[-1].output and test.groundtruth_model == "oracle"
+    assert test.groundtruth == kept.output and test.groundtruth_model == "oracle"
     (run,) = ctx.test_runs
     assert run.metrics["accuracy"].score == 75
 

@@ -285,7 +285,10 @@ def test_author_outputs_are_the_reference_and_the_groundtruth_model_fills_the_re
     assert others and all(t.groundtruth_status == "ok" for t in others)
     assert all(t.groundtruth_model == "oracle" for t in others)
     oracle = by_model(fake, "oracle")
-    assert len(oracle) == len(others)  # one answer per test without an author output
+    # Three candidates per test without an author output: a request with n=3 (this fake
+    # answers one choice), then the other two asked alone.
+    assert [b.get("n") for b in oracle].count(3) == len(others)
+    assert len(oracle) == 3 * len(others)
     assert not any("Bring an umbrella." in text_of(b) for b in oracle)
     # accuracy compares with whichever reference the test has (the judge scores 100
     # against an author's output, 40 against the groundtruth model's)

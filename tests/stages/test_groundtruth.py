@@ -1,8 +1,11 @@
 """The groundtruth stage in process: a groundtruth answer per test, scored by the eval
-model; accepted at the threshold, else asked again up to the retries and kept invalid;
-every attempt is recorded."""
+model; accepted at the threshold, else the best of the candidates kept invalid; every
+attempt is recorded. The candidates are asked at once (tests/stages/test_groundtruth_at_once.py);
+with one call at a time (`--concurrency 1`, the embedded model) one after another, here."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from promptgen.context import Context
 from promptgen.llm import LLM
@@ -12,10 +15,11 @@ from promptgen.selection import sample_tests
 from promptgen.stages import groundtruth
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
-from tests.stagekit import config, context, schema_names, stage
+from tests.stagekit import config, context, make_llm, schema_names, stage
 
 JUDGE = "openai/judge-model"
 ON = {"groundtruth": True}
+ONE = {"groundtruth": True, "groundtruth_retries": 0}  # one candidate: nothing to speculate
 MODELS = {"models": ["openai/model-a"]}
 
 
@@ -34,7 +38,7 @@ def test_an_answer_at_the_threshold_is_accepted(
 ) -> None:
     responder.groundtruth_scores = [80]
     ctx = context(rules=1, tests=1)
-    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    cfg = config(ctx, llm, evaluation=ONE, models=MODELS)
     stage("groundtruth", ctx, cfg, llm)
     assert schema_names(fake) == ["text", "GroundtruthScore"]
     answer, score = fake.requests
@@ -57,12 +61,22 @@ def test_an_answer_at_the_threshold_is_accepted(
     assert fake.requests == []
 
 
+def serial(fake: FakeLLM, tmp_path: Path) -> LLM:
+    """A gateway that makes one call at a time: candidates are asked one after another."""
+    llm = make_llm(fake, tmp_path)
+    llm.settings.concurrency = 1
+    return llm
+
+
 def test_a_retry_that_reaches_the_threshold_is_kept(
-    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+    fake: FakeLLM, tmp_path: Path, responder: PipelineResponder
 ) -> None:
     responder.groundtruth_scores = [60, 85]
     ctx = context(rules=1, tests=1)
-    stage("groundtruth", ctx, config(ctx, llm, evaluation=ON, models=MODELS), llm)
+    llm = serial(fake, tmp_path)
+    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    assert [i.calls for i in groundtruth.todo(ctx, cfg)] == [2]  # the first candidate
+    stage("groundtruth", ctx, cfg, llm)
     assert schema_names(fake) == ["text", "GroundtruthScore"] * 2
     assert [b.get("seed") for b in fake.requests if b["model"] == "default"] == [None, 1]
     assert attempts(ctx) == [(0, 60.0, False), (1, 85.0, True)]
@@ -72,10 +86,11 @@ def test_a_retry_that_reaches_the_threshold_is_kept(
 
 
 def test_below_the_threshold_after_retries_is_invalid(
-    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+    fake: FakeLLM, tmp_path: Path, responder: PipelineResponder
 ) -> None:
     responder.groundtruth_scores = [79, 60, 70]
     ctx = context(rules=1, tests=1)
+    llm = serial(fake, tmp_path)
     cfg = config(ctx, llm, evaluation={**ON, "groundtruth_retries": 2}, models=MODELS)
     stage("groundtruth", ctx, cfg, llm)
     assert schema_names(fake) == ["text", "GroundtruthScore"] * 3
@@ -92,7 +107,7 @@ def test_each_failed_test_is_a_failure(
 ) -> None:
     responder.fail_stage = "GroundtruthScore"
     ctx = context(rules=1, tests=2)
-    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    cfg = config(ctx, llm, evaluation=ONE, models=MODELS)
     stage("groundtruth", ctx, cfg, llm)
     record = ctx.stage("groundtruth")
     assert sorted(record.failures) == sorted(t.id for t in ctx.tests)
@@ -130,7 +145,7 @@ def test_an_author_output_is_the_reference_without_a_call(
     ctx.tests += sample_tests(ctx.prompt)
     generated, given, plain = ctx.tests
     generated.expected_output = "negative"  # the generator's guess
-    cfg = config(ctx, llm, evaluation=ON, models=MODELS)
+    cfg = config(ctx, llm, evaluation=ONE, models=MODELS)
     calls = {item.key: item.calls for item in groundtruth.todo(ctx, cfg)}
     assert calls == {generated.id: 2, given.id: 0, plain.id: 2}
     stage("groundtruth", ctx, cfg, llm)
@@ -152,7 +167,7 @@ def test_a_fixed_input_that_changes_a_sample_drops_its_author_output(
     ctx.prompt.test_samples = [Sample(inputs={"review": "Great value."}, expected="positive")]
     ctx.tests += sample_tests(ctx.prompt)
     ctx.prompt.fixed_inputs = {"review": "Awful."}
-    stage("groundtruth", ctx, config(ctx, llm, evaluation=ON, models=MODELS), llm)
+    stage("groundtruth", ctx, config(ctx, llm, evaluation=ONE, models=MODELS), llm)
     (test,) = ctx.tests
     assert test.groundtruth_status == "ok" and test.groundtruth != "positive"
     (answer,) = [b for b in fake.requests if b["model"] == "default"]
