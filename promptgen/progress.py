@@ -9,13 +9,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from promptgen.results import StageRecord, Usage
+if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal never needs it
+    from promptgen.results import StageRecord, Usage
 
 
 class Reporter(Protocol):
@@ -102,6 +99,15 @@ class RichReporter:
     """A bar per stage: calls done of planned, with tokens and cost."""
 
     def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self.progress = Progress(
             TextColumn("{task.description:<14}"),
             BarColumn(),
@@ -115,18 +121,18 @@ class RichReporter:
 
     def start(self, planned: dict[str, int]) -> None:
         for name, total in planned.items():
-            self.tasks[name] = self.progress.add_task(escape(name), total=total, usage="")
+            self.tasks[name] = self.progress.add_task(_escape(name), total=total, usage="")
         self.progress.start()
 
     def update(self, by_stage: dict[str, Usage]) -> None:
         for name, usage in by_stage.items():
             if name not in self.tasks:
-                self.tasks[name] = self.progress.add_task(escape(name), total=None, usage="")
+                self.tasks[name] = self.progress.add_task(_escape(name), total=None, usage="")
             task = self.tasks[name]
             total = self.progress.tasks[task].total
             if total is not None and usage.calls > total:
                 self.progress.update(task, total=usage.calls)
-            self.progress.update(task, completed=usage.calls, usage=escape(usage_text(usage)))
+            self.progress.update(task, completed=usage.calls, usage=_escape(usage_text(usage)))
 
     def stage_finished(self, record: StageRecord) -> None:
         task = self.tasks.get(record.name)
@@ -136,7 +142,7 @@ class RichReporter:
             done = self.progress.tasks[task].completed
             self.progress.update(task, total=done or 1, completed=done or 1)
         else:  # failed or interrupted: the bar stays where it stopped, and says so
-            self.progress.update(task, description=escape(f"{record.name} ({record.status})"))
+            self.progress.update(task, description=_escape(f"{record.name} ({record.status})"))
 
     def close(self) -> None:
         self.progress.stop()
@@ -146,3 +152,9 @@ def make_reporter(quiet: bool) -> Reporter:
     if not quiet and sys.stderr.isatty():
         return RichReporter()
     return PlainReporter(quiet)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -232,6 +232,7 @@ def main() -> None:
 
         responder = PipelineResponder()
         responder.groundtruth_low_share = args.groundtruth_low_share
+        responder.honour_n = True
     # The benchmarks' server: the asyncio one answers thousands of calls a second on one
     # core, so a wide round measures the client, not a thread per connection.
     from tests.fakellm_aio import AsyncFakeLLM

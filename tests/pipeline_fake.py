@@ -37,6 +37,9 @@ class PipelineResponder:
         # Or by content: this share of the answers judged scores 40 (hash of the request),
         # the same answer the same score however calls interleave (bench/pipeline.py).
         self.groundtruth_low_share: float | None = None
+        # A request with `n` answered with n choices, as OpenAI does (else one choice, as
+        # a server that ignores `n`); the benchmarks' server sets it.
+        self.honour_n = False
         self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
         self.slow_models: dict[str, float] = {}  # model -> seconds before it answers
         self.log: list[tuple[float, str]] = []  # (arrival time, schema name or model)
@@ -178,7 +181,11 @@ class PipelineResponder:
         bad = f" {self.bad_word}" if self.bad_every and k % self.bad_every == 0 else ""
         answer = f"{model} answer {k} to {words} words{bad}"
         delay = self.slow_models.get(model, 0.0)
-        return Reply(content=answer, prompt_tokens=100, completion_tokens=10, delay=delay)
+        n = int(body.get("n") or 1)
+        choices = [f"{answer} (choice {i + 1})" for i in range(n)] if self.honour_n else None
+        return Reply(
+            content=answer, prompt_tokens=100, completion_tokens=10, delay=delay, choices=choices
+        )
 
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         """Test cases in the shape asked: numbered under each rule label (generation),

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-import regex
-
 from promptgen.bounds import MAX_OUTPUT_NESTING, REGEX_TIMEOUT_SECONDS, too_deep
 from promptgen.errors import BadInputError
 
@@ -94,7 +92,7 @@ class Affix:
         return CheckResult(passed, f"{'' if passed else 'does not '}{self.where} with {value!r}")
 
 
-_FLAGS = {"i": regex.I, "m": regex.M, "s": regex.S, "x": regex.X, "a": regex.A}
+_FLAGS = ("i", "m", "s", "x", "a")  # the `regex` package's flags I, M, S, X, A
 
 
 @dataclass
@@ -118,9 +116,11 @@ class Regex:
             raise BadInputError(
                 f"regex flags {''.join(sorted(unknown))!r} are unknown", hint="use i, m, s, x, a"
             )
+        import regex  # loaded with the first regex check, not with every run
+
         value = 0
         for flag in self.flags:
-            value |= _FLAGS[flag]
+            value |= getattr(regex, flag.upper())
         try:
             self._compiled = regex.compile(self.pattern, value | regex.VERSION0)
         except (regex.error, ValueError, OverflowError, RecursionError) as err:

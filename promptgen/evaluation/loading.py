@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import promptgen.evaluation as package
@@ -19,13 +20,24 @@ Loader = Callable[[PromptUnderTest, Options], list[Metric]]
 
 
 def kinds() -> list[ModuleType]:
-    """The metric-kind modules, in load order."""
+    """The metric-kind modules, in load order. A module whose source has no top-level
+    `def metrics(` is not imported here (helpers of the kinds load when they are used)."""
     found = []
     for info in pkgutil.iter_modules(package.__path__):
+        if not _may_define_metrics(info.name):
+            continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         if callable(getattr(module, "metrics", None)):
             found.append(module)
     return sorted(found, key=lambda m: (getattr(m, "LOAD_ORDER", 100), m.__name__))
+
+
+def _may_define_metrics(name: str) -> bool:
+    source = Path(package.__path__[0]) / f"{name}.py"
+    try:
+        return "\ndef metrics(" in source.read_text(encoding="utf-8")
+    except OSError:  # no source (bytecode only): import it and see
+        return True
 
 
 def load_metrics(prompt: PromptUnderTest, options: Options) -> list[Metric]:

@@ -153,6 +153,8 @@ async def _one_request(
     reply, usage, attempts, error = await llm._call_negotiating(backend, model_id, request, mode)
     usage.latency_ms = (time.perf_counter() - started) * 1000
     llm.usage.record(model_id, call.stage, usage)
+    if llm.usage.timeline is not None:
+        llm.usage.timeline.append((call.stage, started, started + usage.latency_ms / 1000))
     if reply is None:
         if error and "HTTP 400" in error:  # the server does not take `n`
             llm._one_choice.add(model_id)
