@@ -25,6 +25,7 @@ from promptgen.llm.cache import ResponseCache, cache_key
 from promptgen.llm.choices import Call, complete_choices
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
+from promptgen.llm.negotiate import negotiate
 from promptgen.llm.replies import (
     RetryPolicy,
     parse,
@@ -32,20 +33,11 @@ from promptgen.llm.replies import (
     with_schema,
     without_redacted,
 )
-from promptgen.llm.types import (
-    CallError,
-    ChatRequest,
-    Completion,
-    Messages,
-    RawReply,
-)
+from promptgen.llm.types import ChatRequest, Completion, Messages
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
 from promptgen.results import BatchJob, Usage
 from promptgen.secrets import register_environment, register_mapping
-
-# Structured-output modes, strongest first; a server that refuses one gets the next.
-_MODES = ("json_schema", "json_object", "prompt")
 
 
 class LLM:
@@ -381,58 +373,7 @@ class LLM:
     async def _call_negotiating(
         self, backend: Backend, model_id: str, request: ChatRequest, mode: str
     ) -> Attempt:
-        """Call; if the server refuses the structured-output mode (HTTP 400), step down."""
-        total_attempts = 0
-        while True:
-            sent = request
-            if mode in ("json_object", "prompt", "grammar") and request.json_schema is not None:
-                sent = ChatRequest(
-                    **{**request.__dict__, "messages": with_schema(request)},
-                )
-            reply, attempts, err = await self._call(backend, model_id, sent, mode)
-            total_attempts += attempts
-            if reply is not None:
-                usage = Usage(
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
-                    cost=reply.cost or 0.0,
-                    calls=1,
-                )
-                return reply, usage, total_attempts, None
-            assert err is not None
-            if err.status == 400 and mode in _MODES[:-1]:
-                mode = _MODES[_MODES.index(mode) + 1]
-                self._modes[model_id] = mode
-                continue
-            where = f"HTTP {err.status}, " if err.status else ""
-            message = f"{model_id}: {err.message} ({where}{total_attempts} attempt(s))"
-            return None, Usage(calls=1), total_attempts, message
-
-    async def _call(
-        self, backend: Backend, model_id: str, request: ChatRequest, mode: str
-    ) -> tuple[RawReply | None, int, CallError | None]:
-        limit = self.concurrency_for(backend)
-        cancellable = backend.policy.cancellable
-        attempt = 0
-        while True:
-            attempt += 1
-            async with self.limits.slot(model_id, limit) as limiter:
-                try:
-                    call = backend.chat(request, mode)
-                    # A call that cannot be cancelled is bounded by max_tokens instead.
-                    timeout = request.timeout + 5
-                    reply = await (asyncio.wait_for(call, timeout) if cancellable else call)
-                    limiter.succeeded()
-                    return reply, attempt, None
-                except TimeoutError:
-                    error = CallError(f"timed out after {request.timeout:g}s", retryable=True)
-                except CallError as err:
-                    error = err
-                    if err.rate_limited:
-                        limiter.rate_limited()
-            if not error.retryable or attempt >= self.retry.max_attempts:
-                return None, attempt, error
-            await asyncio.sleep(self.retry.delay(attempt, error.retry_after))
+        return await negotiate(self, backend, model_id, request, mode)
 
     async def aclose(self) -> None:
         """Close HTTP clients inside the loop that opened them, then the cache."""
