@@ -41,7 +41,19 @@ def input_text(prompt: PromptUnderTest, test: Test) -> str:
     if len(values) == 1:
         (value,) = values.values()
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if all(isinstance(v, _SCALARS) for v in values.values()):
+        # What json.dumps(indent=1) writes for a flat object, with the C encoder per
+        # value: an indented dump runs the pure-Python encoder, and every judgement of
+        # every run asks for this text.
+        items = ",\n".join(
+            f" {json.dumps(str(k), ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+            for k, v in values.items()
+        )
+        return "{\n" + items + "\n}" if items else "{}"
     return json.dumps(values, ensure_ascii=False, indent=1)
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 @dataclass
