@@ -26,13 +26,19 @@ from promptgen.llm import LLM, bounded_gather, load_settings
 
 
 @contextmanager
-def fake_server(
-    latency: float = 0.0, pipeline: bool = False, groundtruth_low_share: float | None = None
-) -> Iterator[str]:
-    """The fake server in its own process, so it does not share the GIL with the client."""
+def fake_server_process(
+    latency: float = 0.0,
+    pipeline: bool = False,
+    groundtruth_low_share: float | None = None,
+    threads: bool = False,
+) -> Iterator[tuple[str, int]]:
+    """The fake server in its own process, so it does not share the GIL with the client;
+    yields its URL and process id (bench/profile_eval.py reads its CPU time)."""
     extra = ["--pipeline"] if pipeline else []
     if groundtruth_low_share is not None:
         extra += ["--groundtruth-low-share", str(groundtruth_low_share)]
+    if threads:
+        extra.append("--threads")
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakellm", "--latency", str(latency), *extra],
         cwd=REPO,
@@ -42,10 +48,19 @@ def fake_server(
     )
     assert proc.stdout is not None and proc.stdin is not None
     try:
-        yield proc.stdout.readline().strip()
+        yield proc.stdout.readline().strip(), proc.pid
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
+
+
+@contextmanager
+def fake_server(
+    latency: float = 0.0, pipeline: bool = False, groundtruth_low_share: float | None = None
+) -> Iterator[str]:
+    """`fake_server_process`, yielding its URL."""
+    with fake_server_process(latency, pipeline, groundtruth_low_share) as (url, _):
+        yield url
 
 
 def gateway(

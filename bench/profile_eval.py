@@ -20,7 +20,6 @@ import gc
 import os
 import pstats
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.gateway import fake_server_process
 from bench.pipeline import EVALUATION, GROUNDTRUTH, evaluate_once, evaluation_rounds, run_once
 from promptgen import save_context
 
@@ -42,20 +42,8 @@ THREADS = False  # --threaded-server
 def server(latency: float) -> Iterator[tuple[str, int]]:
     """The bench's fake server (its own process); yields its URL and process id, so its
     CPU time can be read from /proc. THREADS: the tests' threaded server instead."""
-    extra = ["--threads"] if THREADS else []
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakellm", "--latency", str(latency), "--pipeline", *extra],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None and proc.stdin is not None
-    try:
-        yield proc.stdout.readline().strip(), proc.pid
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+    with fake_server_process(latency, pipeline=True, threads=THREADS) as found:
+        yield found
 
 
 def cpu_of(pid: int) -> float:

@@ -160,13 +160,7 @@ class FakeLLM:
                         self.close_connection = True
                         self.connection.shutdown(2)
                         return
-                    if reply.raw is not None:
-                        self._send(reply.status, reply.raw, reply.headers)
-                    elif reply.status != 200:
-                        error = {"error": {"message": f"fake error {reply.status}", "type": "x"}}
-                        self._send(reply.status, json.dumps(error).encode(), reply.headers)
-                    else:
-                        self._send(200, json.dumps(_completion(body, reply)).encode(), {})
+                    self._send(*answer(body, reply))
                 finally:
                     fake._done()
 
@@ -182,6 +176,16 @@ class _QuietServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients hanging up (tests, benchmarks ending) is normal here
+
+
+def answer(body: dict[str, Any], reply: Reply) -> tuple[int, bytes, dict[str, str]]:
+    """Status, body and headers a scripted reply is sent as (both fake servers)."""
+    if reply.raw is not None:
+        return reply.status, reply.raw, reply.headers
+    if reply.status != 200:
+        error = {"error": {"message": f"fake error {reply.status}", "type": "x"}}
+        return reply.status, json.dumps(error).encode(), reply.headers
+    return 200, json.dumps(_completion(body, reply)).encode(), {}
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

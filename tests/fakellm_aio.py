@@ -18,7 +18,7 @@ from collections import deque
 from http import HTTPStatus
 from typing import Any
 
-from tests.fakellm import Reply, Responder, _completion
+from tests.fakellm import Reply, Responder, answer
 
 _MODELS = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
 
@@ -143,13 +143,7 @@ class _Connection(asyncio.Protocol):
         if reply.drop:
             self.transport.abort()
             return
-        if reply.raw is not None:
-            self._send(reply.status, reply.raw, reply.headers)
-        elif reply.status != 200:
-            error = {"error": {"message": f"fake error {reply.status}", "type": "x"}}
-            self._send(reply.status, json.dumps(error).encode(), reply.headers)
-        else:
-            self._send(200, json.dumps(_completion(body, reply)).encode(), {})
+        self._send(*answer(body, reply))
 
     def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
         assert self.transport is not None

@@ -64,6 +64,17 @@ class CallSettings:
     params: dict[str, Any] = field(default_factory=dict)
     output: dict[str, Any] | None = None  # a JSON Schema when the prompt asks for one
 
+    def call(self) -> dict[str, Any]:
+        """These settings as the gateway's call arguments (`LLM.complete` and
+        `LLM.complete_choices`)."""
+        return {
+            "output": self.output,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "params": self.params,
+        }
+
 
 def call_settings(prompt: PromptUnderTest, options: Evaluation) -> CallSettings:
     """The prompt's own model parameters, overridden by `--param` (options.model_params)."""

@@ -61,12 +61,8 @@ async def answer_candidates(
         messages,
         variants=attempts,
         model=model,
-        output=settings.output,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        params=settings.params,
         stage=STAGE,
+        **settings.call(),
     )
     for record, answer in zip(records, answers, strict=True):
         record.output, record.fault = answer.text, answer.fault

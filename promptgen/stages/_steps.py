@@ -110,13 +110,9 @@ async def _conversation(
         answer = await llm.complete(
             list(sent),
             model=model,
-            output=settings.output,
-            temperature=settings.temperature,
-            max_tokens=settings.max_tokens,
-            seed=settings.seed,
-            params=settings.params,
             variant=variant,
             stage=stage,
+            **settings.call(),
         )
         result.usage = result.usage + answer.usage
         result.latency_ms += answer.latency_ms
