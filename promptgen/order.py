@@ -89,6 +89,13 @@ def _judged(result: MetricResult, metric: Rank) -> tuple[Any, ...]:
     return (*metric(result.metric), result.judge is not None, result.judge or "")
 
 
+def sort_groundtruth(ctx: Context) -> None:
+    """Groundtruth attempts in the tests' order, then by attempt (the groundtruth stage
+    keeps its list so as it goes; `canonical` does it before every save)."""
+    test = ranker(t.id for t in ctx.tests)
+    ctx.groundtruth.sort(key=lambda a: _attempt(a, test))
+
+
 def _attempt(attempt: GroundtruthAttempt, test: Rank) -> tuple[Any, ...]:
     return (*test(attempt.test_id), attempt.attempt)
 

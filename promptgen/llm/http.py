@@ -15,6 +15,7 @@ asked for); a kept-alive connection the server has closed is not used again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from typing import TYPE_CHECKING, Any
@@ -132,7 +133,11 @@ class JsonClient:
 
     def _close(self, writer: asyncio.StreamWriter) -> None:
         self._open.discard(writer)
-        writer.close()
+        # A connection whose event loop is closed already (a gateway used under one
+        # asyncio.run and closed under another) cannot be closed through it; dropped, its
+        # transport closes the socket when it is collected.
+        with contextlib.suppress(RuntimeError):
+            writer.close()
 
     async def _via_proxy(
         self, path: str, data: bytes, headers: dict[str, str], timeout: float

@@ -15,7 +15,7 @@ could come back from its own cache.
 An answer that is empty or cut off at the token limit is a failed call, not an answer:
 it is never scored or accepted. When no other candidate is accepted the test stays
 unsettled, and a re-run asks only the candidates that are missing (the cache serves
-the rest). `ctx.groundtruth` is kept sorted by (test id, attempt).
+the rest). `ctx.groundtruth` is kept in the tests' order, then by attempt.
 
 A test sample with an expected output needs no groundtruth model: the author's output is
 its reference (status `author`, no call); the model answers only the other tests.
@@ -32,6 +32,7 @@ from promptgen.evaluation import make_case
 from promptgen.llm import backend_type
 from promptgen.llm.backend import DEFAULT_CONCURRENCY
 from promptgen.llm.choices import answer_requests
+from promptgen.order import sort_groundtruth
 from promptgen.prompting.invoke import call_settings
 from promptgen.results import GroundtruthAttempt, Test, TestRun
 from promptgen.selection import author_reference, eval_tests
@@ -198,8 +199,9 @@ def _record(
 
 
 def _sort(ctx: Context) -> None:
-    """Attempt order, whichever answer came back first (stable contexts, docs/metrics.md)."""
-    ctx.groundtruth.sort(key=lambda a: (a.test_id, a.attempt))
+    """The tests' order, then attempt order, whichever answer came back first (stable
+    contexts, docs/runs.md)."""
+    sort_groundtruth(ctx)
 
 
 def _best(attempts: list[GroundtruthAttempt]) -> GroundtruthAttempt | None:

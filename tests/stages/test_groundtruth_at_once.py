@@ -193,8 +193,9 @@ def test_candidates_are_kept_in_attempt_order_per_test(tmp_path: Path) -> None:
         llm = gateway(fake, tmp_path)
         ctx = context(rules=2, tests=4)
         run_stage(fake, llm, ctx, THREE)
-    keys = [(a.test_id, a.attempt) for a in ctx.groundtruth]
-    assert keys == sorted(keys) and len(keys) == 12
+    position = {t.id: i for i, t in enumerate(ctx.tests)}
+    keys = [(position[a.test_id], a.attempt) for a in ctx.groundtruth]
+    assert keys == sorted(keys) and len(keys) == 12  # the tests' order, then attempts
     assert [t.groundtruth_status for t in ctx.tests] == ["invalid"] * 4
     assert {t.groundtruth for t in ctx.tests} == {"candidate 2"}
 
