@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 from promptgen.llm.remote import parse_retry_after
-from promptgen.llm.types import CallError
+from promptgen.llm.types import CallError, ModelConfigError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -41,23 +41,23 @@ class JsonClient:
     """Kept-alive connections to one server; they belong to the event loop that opened
     them (the backend's policy is `per_loop`)."""
 
-    def __init__(self, base_url: str, api_key: str, max_connections: int) -> None:
+    def __init__(self, base_url: str, api_key: str) -> None:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise CallError(f"not an http(s) URL: {base_url}")
+            raise ModelConfigError(f"the API base is not an http(s) URL: {base_url}")
+        if "\r" in api_key or "\n" in api_key:
+            raise ModelConfigError("the API key holds a line break", hint="check OPENAI_API_KEY")
         self._tls = parts.scheme == "https"
         self._host = parts.hostname
         self._port = parts.port or (443 if self._tls else 80)
-        default = parts.port is None
         self._prefix = parts.path.rstrip("/")
-        host = self._host if default else f"{self._host}:{self._port}"
+        host = parts.netloc.rsplit("@", 1)[-1]  # as written, brackets of an IPv6 address kept
         self._head = (
-            f"Host: {host}\r\nAuthorization: Bearer {_header_value(api_key)}\r\n"
+            f"Host: {host}\r\nAuthorization: Bearer {api_key}\r\n"
             "Content-Type: application/json\r\nAccept: application/json\r\n"
             "Accept-Encoding: identity\r\nUser-Agent: promptgen\r\n"
         )
-        self._max = max_connections
         self._idle: list[Connection] = []
         self._open: set[asyncio.StreamWriter] = set()
         self._context: ssl.SSLContext | None = None

@@ -17,9 +17,6 @@ from promptgen.llm.types import CallError, ChatRequest, RawReply
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
 
-# Connections to one server; the gateway's own limits decide how many calls are in flight.
-MAX_CONNECTIONS = 4096
-
 
 class OpenAICompatBackend:
     """Every model, when --api-base names a server."""
@@ -48,7 +45,7 @@ class OpenAICompatBackend:
     def __init__(self, api_base: str) -> None:
         self.api_base = api_base
         self._key = os.environ.get("OPENAI_API_KEY") or "no-key"
-        self._http = JsonClient(api_base, self._key, MAX_CONNECTIONS)
+        self._http = JsonClient(api_base, self._key)
         self._sdk: Any = None  # the openai SDK client, for the Batch API only
 
     async def aclose(self) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from promptgen.llm.http import JsonClient, proxy_for
-from promptgen.llm.types import CallError
+from promptgen.llm.types import CallError, ModelConfigError
 
 BODY = {"choices": [{"index": 0, "message": {"content": "hi"}}]}
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -88,7 +88,7 @@ def test_kept_alive_chunked_and_closed_connections() -> None:
 
     async def main() -> list[object]:
         server = await _serve(handler)
-        client = JsonClient(_url(server), "sk-test", 16)
+        client = JsonClient(_url(server), "sk-test")
         try:
             answers = [
                 await client.post("/chat/completions", {"q": i}, {"X-Trace": "t"}, 5)
@@ -117,7 +117,7 @@ def test_broken_answers_are_retryable_errors() -> None:
 
     async def main() -> CallError:
         server = await _serve(handler)
-        client = JsonClient(_url(server), "k", 4)
+        client = JsonClient(_url(server), "k")
         try:
             with pytest.raises(CallError) as caught:
                 await client.post("/chat/completions", {}, {}, 5)
@@ -130,8 +130,13 @@ def test_broken_answers_are_retryable_errors() -> None:
     assert error.retryable and "not an HTTP answer" in error.message
 
 
+def test_a_key_with_a_line_break_is_a_configuration_error() -> None:
+    with pytest.raises(ModelConfigError, match="line break"):
+        JsonClient("http://127.0.0.1:9/v1", "sk-1\r\nX-Injected: 1")
+
+
 def test_a_header_with_a_line_break_is_refused_before_sending() -> None:
-    client = JsonClient("http://127.0.0.1:9/v1", "k", 4)
+    client = JsonClient("http://127.0.0.1:9/v1", "k")
     with pytest.raises(CallError) as caught:
         asyncio.run(client.post("/x", {}, {"X-Evil": "a\r\nInjected: 1"}, 5))
     assert not caught.value.retryable and "line break" in caught.value.message
@@ -160,7 +165,7 @@ def test_tls_with_a_certificate_the_environment_trusts(
 
     async def main() -> object:
         server = await _serve(handler, tls)
-        client = JsonClient(_url(server, "https"), "k", 4)
+        client = JsonClient(_url(server, "https"), "k")
         try:
             return await client.post("/chat/completions", {}, {}, 5)
         finally:
