@@ -13,18 +13,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from promptgen.llm import structured
 from promptgen.llm.backend import Backend
-from promptgen.llm.cache import cache_key
-from promptgen.llm.replies import parse, text_completion, without_redacted
-from promptgen.llm.types import ChatRequest, Completion, Messages, RawReply
+from promptgen.llm.replies import parse, text_completion
+from promptgen.llm.types import Call, Completion, RawReply
 from promptgen.results import Usage
-from promptgen.secrets import register_mapping
 
 if TYPE_CHECKING:
     from promptgen.llm.client import LLM
@@ -36,32 +32,10 @@ def answer_requests(kind: type[Backend], model: str, n: int) -> int:
     return min(n, 1) if kind.many_choices(model) else n
 
 
-@dataclass(frozen=True)
-class Call:
-    """What the candidates share: everything of a `complete` call but its variant."""
-
-    messages: Messages
-    model: str
-    output: type[BaseModel] | dict[str, Any] | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    seed: int | None = None
-    stage: str | None = None
-    params: dict[str, Any] | None = None
-
-
 async def complete_choices(llm: LLM, call: Call, variants: Sequence[int]) -> list[Completion]:
     """One Completion per variant, in the order given."""
-    llm._bind_loop()
-    params = call.params
-    if params:
-        register_mapping(params)
-        call = replace(call, params=without_redacted(params))
-    model_id = llm.settings.resolve(call.model)
-    backend, name = llm.backend_for(model_id)
-    spec = structured.output_spec(call.output) if call.output is not None else None
-    api_base = llm.settings.api_base if backend.policy.uses_api_base else None
-    keys = [_key(call, model_id, api_base, spec, v) for v in variants]
+    call, model_id, backend, name, spec = llm._prepare(call)
+    keys = [call.key(model_id, llm._api_base(backend), spec, v) for v in variants]
     found = [llm._from_cache(k, model_id, spec, call.stage) for k in keys]
     missing = [i for i, hit in enumerate(found) if hit is None]
     if len(missing) > 1 and _at_once(llm, backend, model_id, name):
@@ -78,27 +52,6 @@ async def complete_choices(llm: LLM, call: Call, variants: Sequence[int]) -> lis
     for i, answer in zip(rest, alone, strict=True):
         found[i] = answer
     return [answer for answer in found if answer is not None]
-
-
-def _key(
-    call: Call,
-    model_id: str,
-    api_base: str | None,
-    spec: structured.OutputSpec | None,
-    variant: int,
-) -> str:
-    """The key `LLM.complete` uses for the same call with this variant."""
-    return cache_key(
-        model=model_id,
-        api_base=api_base,
-        messages=call.messages,
-        schema=spec.schema if spec else None,
-        temperature=call.temperature,
-        max_tokens=call.max_tokens,
-        seed=call.seed,
-        variant=variant,
-        params=call.params,
-    )
 
 
 def _at_once(llm: LLM, backend: Backend, model_id: str, name: str) -> bool:
@@ -134,27 +87,11 @@ async def _one_request(
     """Up to `n` candidates from one request (sent as the call of `variant` would be, with
     `n`). A choice whose structured answer does not parse is left out: asked on its own,
     it gets the gateway's repair turn. A server that refuses `n` is not asked with it again."""
-    seed = call.seed + variant if call.seed is not None else (variant or None)
-    request = ChatRequest(
-        model=name,
-        messages=call.messages,
-        temperature=call.temperature,
-        max_tokens=call.max_tokens,
-        seed=seed,
-        json_schema=spec.schema if spec else None,
-        schema_name=spec.name if spec else "answer",
-        strict=spec.strict if spec else True,
-        timeout=llm.settings.timeout,
-        params=dict(call.params or {}),
-        n=n,
-    )
+    request = call.request(name, spec, llm.settings.timeout, variant, n=n)
     mode = llm._mode(backend, model_id, request)
     started = time.perf_counter()
     reply, usage, attempts, error = await llm._call_negotiating(backend, model_id, request, mode)
-    usage.latency_ms = (time.perf_counter() - started) * 1000
-    llm.usage.record(model_id, call.stage, usage)
-    if llm.usage.timeline is not None:
-        llm.usage.timeline.append((call.stage, started, started + usage.latency_ms / 1000))
+    llm._spent(model_id, call.stage, usage, started)
     if reply is None:
         if error and "HTTP 400" in error:  # the server does not take `n`
             llm._one_choice.add(model_id)

@@ -12,6 +12,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ from promptgen.llm import structured
 from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend, backend_type
 from promptgen.llm.batch import BatchAPI, current_label
 from promptgen.llm.batcher import Attempt, Batcher
-from promptgen.llm.cache import ResponseCache, cache_key
-from promptgen.llm.choices import Call, complete_choices
+from promptgen.llm.cache import ResponseCache
+from promptgen.llm.choices import complete_choices
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
 from promptgen.llm.negotiate import negotiate
@@ -33,7 +34,7 @@ from promptgen.llm.replies import (
     with_schema,
     without_redacted,
 )
-from promptgen.llm.types import ChatRequest, Completion, Messages
+from promptgen.llm.types import Call, ChatRequest, Completion, Messages
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
 from promptgen.results import BatchJob, Usage
@@ -138,39 +139,12 @@ class LLM:
         stage: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> Completion:
-        self._bind_loop()
-        if params:
-            register_mapping(params)
-            params = without_redacted(params)
-        model_id = self.settings.resolve(model)
-        backend, name = self.backend_for(model_id)
-        spec = structured.output_spec(output) if output is not None else None
-        schema = spec.schema if spec else None
+        call = Call(messages, model, output, temperature, max_tokens, seed, stage, params)
+        call, model_id, backend, name, spec = self._prepare(call)
         key = ""  # only the cache and a provider batch read it: with neither, not computed
         if self.cache is not None or self._batch_api(backend, name) is not None:
-            key = cache_key(
-                model=model_id,
-                api_base=self.settings.api_base if backend.policy.uses_api_base else None,
-                messages=messages,
-                schema=schema,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                variant=variant,
-                params=params,
-            )
-        request = ChatRequest(
-            model=name,
-            messages=messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed + variant if seed is not None else (variant or None),
-            json_schema=schema,
-            schema_name=spec.name if spec else "answer",
-            strict=spec.strict if spec else True,
-            timeout=self.settings.timeout,
-            params=dict(params or {}),
-        )
+            key = call.key(model_id, self._api_base(backend), spec, variant)
+        request = call.request(name, spec, self.settings.timeout, variant)
         hit = await self._after_same(key, model_id, spec, stage)
         if hit is not None:
             return hit
@@ -181,6 +155,30 @@ class LLM:
             return await self._ask(key, model_id, backend, request, spec, stage)
         finally:
             self._flying.pop(key).set()
+
+    def _prepare(self, call: Call) -> tuple[Call, str, Backend, str, structured.OutputSpec | None]:
+        """The call with its secrets registered and redacted parameters dropped, the
+        model's id, its backend and name there, and the answer's spec."""
+        self._bind_loop()
+        if call.params:
+            register_mapping(call.params)
+            call = replace(call, params=without_redacted(call.params))
+        model_id = self.settings.resolve(call.model)
+        backend, name = self.backend_for(model_id)
+        spec = structured.output_spec(call.output) if call.output is not None else None
+        return call, model_id, backend, name, spec
+
+    def _api_base(self, backend: Backend) -> str | None:
+        """The API base as part of a cache key: for the backends that use it."""
+        return self.settings.api_base if backend.policy.uses_api_base else None
+
+    def _spent(self, model_id: str, stage: str | None, usage: Usage, started: float) -> None:
+        """A request's usage, its latency measured from `started`, on the accounts (and
+        its span on the timeline, when one is kept)."""
+        usage.latency_ms = (time.perf_counter() - started) * 1000
+        self.usage.record(model_id, stage, usage)
+        if self.usage.timeline is not None:
+            self.usage.timeline.append((stage, started, started + usage.latency_ms / 1000))
 
     async def _after_same(
         self, key: str, model_id: str, spec: structured.OutputSpec | None, stage: str | None
@@ -208,11 +206,8 @@ class LLM:
             result = await self._batched_call(api, backend, model_id, key, request, spec)
         else:
             result = await self._structured_call(backend, model_id, request, spec)
-        result.latency_ms = (time.perf_counter() - started) * 1000
-        result.usage.latency_ms = result.latency_ms
-        self.usage.record(model_id, stage, result.usage)
-        if self.usage.timeline is not None:
-            self.usage.timeline.append((stage, started, started + result.latency_ms / 1000))
+        self._spent(model_id, stage, result.usage, started)
+        result.latency_ms = result.usage.latency_ms
         # Only whole answers are kept: an empty or cut-off reply is asked again next time.
         if result.ok and self.cache is not None and result.text is not None:
             self.cache.set(key, {"text": result.text, **result.usage.model_dump()})

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from promptgen.errors import BadInputError
-from promptgen.llm.structured import provider_schema
+from promptgen.llm.cache import cache_key
+from promptgen.llm.structured import OutputSpec, provider_schema
 from promptgen.results import Fault, Usage
 from promptgen.secrets import scrub
 
@@ -135,3 +138,53 @@ class Completion:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One `LLM.complete` call but its variant: what the candidates of
+    `complete_choices` share, and what decides a cache key and a request."""
+
+    messages: Messages
+    model: str
+    output: type[BaseModel] | dict[str, Any] | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stage: str | None = None
+    params: dict[str, Any] | None = None
+
+    def key(
+        self, model_id: str, api_base: str | None, spec: OutputSpec | None, variant: int
+    ) -> str:
+        """The response cache's key of this call with `variant`."""
+        return cache_key(
+            model=model_id,
+            api_base=api_base,
+            messages=self.messages,
+            schema=spec.schema if spec else None,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            variant=variant,
+            params=self.params,
+        )
+
+    def request(
+        self, name: str, spec: OutputSpec | None, timeout: float, variant: int, n: int = 1
+    ) -> ChatRequest:
+        """The request a backend gets (`name`: the model's name there); a variant moves
+        the seed, so it is a distinct request."""
+        return ChatRequest(
+            model=name,
+            messages=self.messages,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed + variant if self.seed is not None else (variant or None),
+            json_schema=spec.schema if spec else None,
+            schema_name=spec.name if spec else "answer",
+            strict=spec.strict if spec else True,
+            timeout=timeout,
+            params=dict(self.params or {}),
+            n=n,
+        )
