@@ -107,6 +107,29 @@ def cached_rerun_calls(url: str, run: Any) -> int:
         return server_requests(url) - before
 
 
+def measure(
+    source: Path,
+    options: Options,
+    concurrency: int | None,
+    cache: Path | None = None,
+    spans: list | None = None,
+) -> tuple[Context, float, RunConfig, int]:
+    """Prepare `source` in a temporary folder and time its stages: `concurrency` calls
+    in flight per model and overall (None: the widest round's fan-out), through the
+    response cache in `cache` (None: no cache). Returns the context, the wall time of
+    the stages, the configuration and the calls made."""
+    options.run.cache = cache is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        options.run.out = Path(tmp) / "out"
+        prepared = _prepare(source, options, Path(tmp))
+        assert prepared.cfg.settings is not None
+        width = concurrency or fan_out(prepared.ctx, prepared.cfg)
+        prepared.cfg.settings.cache_dir = cache
+        prepared.cfg.settings.concurrency = width  # wider than the flag allows
+        ctx, wall, calls = asyncio.run(_timed(prepared, max(32, width), spans))
+        return ctx, wall, prepared.cfg, calls
+
+
 def run_once(
     url: str | None,
     effort: str,
@@ -116,17 +139,12 @@ def run_once(
     cache: Path | None = None,
 ) -> tuple[Context, float, RunConfig]:
     """Generation only; with `cache`, through the response cache in that folder."""
-    models = Models(api_base=url, concurrency=concurrency)
+    models = Models(api_base=url)
     if model:
         models = Models(rules_model=model, eval_model=model, baseline_model=model)
-    options = Options(effort=effort, models=models, run=Run(fresh=True, cache=cache is not None))
-    with tempfile.TemporaryDirectory() as tmp:
-        options.run.out = Path(tmp) / "out"
-        prepared = _prepare(prompt, options, Path(tmp))
-        assert prepared.cfg.settings is not None
-        prepared.cfg.settings.cache_dir = cache
-        ctx, wall, _ = asyncio.run(_timed(prepared, max(32, concurrency)))
-        return ctx, wall, prepared.cfg
+    options = Options(effort=effort, models=models, run=Run(fresh=True))
+    ctx, wall, cfg, _ = measure(prompt, options, concurrency, cache)
+    return ctx, wall, cfg
 
 
 def workload_once(
@@ -137,45 +155,33 @@ def workload_once(
     --runs-per-test 2 --groundtruth-model gt-model` runs it; returns the calls' spans."""
     options = Options(
         effort=effort,
-        models=Models(api_base=url, concurrency=1, **EVALUATION, **GROUNDTRUTH),
+        models=Models(api_base=url, **EVALUATION, **GROUNDTRUTH),
         evaluation=Evaluation(runs_per_test=2),
-        run=Run(fresh=True, cache=cache is not None),
+        run=Run(fresh=True),
     )
     spans: list = []
-    with tempfile.TemporaryDirectory() as tmp:
-        options.run.out = Path(tmp) / "out"
-        prepared = _prepare(prompt, options, Path(tmp))
-        assert prepared.cfg.settings is not None
-        prepared.cfg.settings.cache_dir = cache
-        prepared.cfg.settings.concurrency = concurrency  # wider than the flag allows
-        ctx, wall, _ = asyncio.run(_timed(prepared, max(32, concurrency), spans))
-        unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
-        assert not unfinished, f"stages did not finish: {unfinished}"
-        return ctx, wall, prepared.cfg, spans
+    ctx, wall, cfg, _ = measure(prompt, options, concurrency, cache, spans)
+    unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
+    assert not unfinished, f"stages did not finish: {unfinished}"
+    return ctx, wall, cfg, spans
 
 
 def evaluate_once(
     url: str, context: Path, given: dict[str, Any], concurrency: int | None
 ) -> tuple[Context, float, RunConfig, int]:
     """Evaluate a saved context as `promptgen context.json --models ...` does (without the
-    report files); returns the context, the wall time of the stages, the configuration
-    and the calls made. `concurrency` None: the widest round's fan-out (see `fan_out`)."""
+    report files), with no response cache. `concurrency` None: the widest round's
+    fan-out (see `fan_out`)."""
     models = {k: v for k, v in given.items() if k in Models.model_fields}
     evaluation = {k: v for k, v in given.items() if k in Evaluation.model_fields}
-    with tempfile.TemporaryDirectory() as tmp:
-        options = Options(
-            models=Models(api_base=url, concurrency=1, **models),
-            evaluation=Evaluation(runs_per_test=2, **evaluation),
-            run=Run(out=Path(tmp) / "out", cache=False),
-        )
-        prepared = _prepare(context, options, Path(tmp))
-        width = concurrency or fan_out(prepared.ctx, prepared.cfg)
-        assert prepared.cfg.settings is not None
-        prepared.cfg.settings.concurrency = width
-        ctx, wall, calls = asyncio.run(_timed(prepared, max(32, width)))
-        unfinished = [n for n in EVAL_STAGES if n in ctx.stages and ctx.stage(n).status != "done"]
-        assert not unfinished, f"evaluation stages did not finish: {unfinished}"
-        return ctx, wall, prepared.cfg, calls
+    options = Options(
+        models=Models(api_base=url, **models),
+        evaluation=Evaluation(runs_per_test=2, **evaluation),
+    )
+    ctx, wall, cfg, calls = measure(context, options, concurrency)
+    unfinished = [n for n in EVAL_STAGES if n in ctx.stages and ctx.stage(n).status != "done"]
+    assert not unfinished, f"evaluation stages did not finish: {unfinished}"
+    return ctx, wall, cfg, calls
 
 
 def fan_out(ctx: Context, cfg: RunConfig) -> int:
