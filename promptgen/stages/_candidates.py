@@ -12,7 +12,7 @@ import asyncio
 
 from promptgen.errors import RenderError
 from promptgen.llm import LLM
-from promptgen.model import Message, PromptUnderTest
+from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, test_arguments
 from promptgen.render import render_messages
 from promptgen.results import Test, TestRun
@@ -21,18 +21,6 @@ from promptgen.stages._steps import multi_step
 from promptgen.stages.runs import run_test
 
 STAGE = "groundtruth"
-
-
-def requests_per_candidate(prompt: PromptUnderTest) -> int:
-    """Calls one answer to a test takes: one per step to fill and per repetition."""
-
-    def steps(messages: list[Message]) -> int:
-        filled = sum(1 for m in messages if m.to_fill)
-        return filled + (0 if messages and messages[-1].to_fill else 1)
-
-    if prompt.variants:
-        return sum(v.repetitions * steps(v.messages) for v in prompt.variants)
-    return steps(prompt.messages)
 
 
 async def answer_candidates(

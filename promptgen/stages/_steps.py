@@ -100,11 +100,8 @@ async def _conversation(
 ) -> None:
     """Fill the prompt's steps in order; the last answer is the output."""
     sent: list[dict[str, Any]] = []
-    targets = [(i, m.variable) for i, m in enumerate(messages) if m.to_fill]
-    if not messages or not messages[-1].to_fill:
-        targets.append((len(messages), RESPONSE))
     start = 0
-    for position, name in targets:
+    for position, name in _targets(messages):
         sent.extend(rendered[start:position])
         start = position + 1
         answer = await llm.complete(
@@ -123,3 +120,19 @@ async def _conversation(
             return
         result.steps[str(name)] = answer.text
         sent.append({"role": "assistant", "content": answer.text})
+
+
+def _targets(messages: list[Message]) -> list[tuple[int, str]]:
+    """Where the model answers, and under which name: each step to fill, then the
+    response unless the last message is itself a step."""
+    targets = [(i, m.variable) for i, m in enumerate(messages) if m.to_fill]
+    if not messages or not messages[-1].to_fill:
+        targets.append((len(messages), RESPONSE))
+    return targets
+
+
+def calls_per_walk(prompt: PromptUnderTest) -> int:
+    """Calls one walk of `prompt` makes: one per answer of each variant's every run."""
+    if prompt.variants:
+        return sum(v.repetitions * len(_targets(v.messages)) for v in prompt.variants)
+    return len(_targets(prompt.messages))

@@ -37,7 +37,8 @@ from promptgen.prompting.invoke import call_settings
 from promptgen.results import GroundtruthAttempt, Test, TestRun
 from promptgen.selection import author_reference, eval_tests
 from promptgen.stage import TEST_SET, Projection, Scope, WorkItem
-from promptgen.stages._candidates import answer_candidates, requests_per_candidate
+from promptgen.stages._candidates import answer_candidates
+from promptgen.stages._steps import calls_per_walk
 from promptgen.stages.runs import run_test
 
 requires = ("rules", *TEST_SET)
@@ -96,7 +97,7 @@ def _calls(ctx: Context, cfg: RunConfig, test: Test, scored: set[int]) -> int:
     missing = _missing(cfg, scored)
     api_base = cfg.settings.api_base if cfg.settings else None
     kind = backend_type(cfg.groundtruth_model, api_base)
-    per = requests_per_candidate(ctx.prompt)
+    per = calls_per_walk(ctx.prompt)
     name = kind.model_name(cfg.groundtruth_model)
     answers = per * (answer_requests(kind, name, len(missing)) if per == 1 else len(missing))
     judged = len(cfg.groundtruth_judges) * len(cfg.groundtruth_metrics)
