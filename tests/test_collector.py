@@ -40,9 +40,13 @@ def test_runs_of_a_batch_share_one_pace_until_the_last_ends() -> None:
 def test_a_freeze_made_by_the_caller_is_left_alone() -> None:
     gc.freeze()
     frozen = gc.get_freeze_count()
+    made_after = [[] for _ in range(5000)]  # young objects a second freeze would take in
     with collector.run_pace():
-        assert gc.get_freeze_count() == frozen
-    assert gc.get_freeze_count() == frozen  # not unfrozen by the run
+        # frozen objects can still be freed by reference counting, so the count may drop
+        # a little; it must not grow by what was made after the caller's freeze
+        assert frozen - 1000 < gc.get_freeze_count() < frozen + len(made_after)
+    assert gc.get_freeze_count() > frozen - 1000  # not unfrozen by the run
+    del made_after
 
 
 def test_cyclic_garbage_made_during_a_run_is_still_collected() -> None:
