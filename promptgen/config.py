@@ -227,6 +227,18 @@ class RunConfig:
         return self.gen.reviewing
 
     @property
+    def stepwise(self) -> bool:
+        """Whether generation works in one-item calls: asked, or (auto) the rules model
+        is small by its backend's policy."""
+        if self.gen.stepwise != "auto":
+            return self.gen.stepwise == "on"
+        from promptgen.llm.backend import backend_type
+
+        api_base = self.settings.api_base if self.settings else None
+        name = self.settings.resolve("rules") if self.settings else "rules"
+        return backend_type(name, api_base).policy.small
+
+    @property
     def with_groundtruth(self) -> bool:
         return self.evaluating and self.ev.groundtruth
 

@@ -8,7 +8,8 @@ only when detection says it is a prompt; the others are skipped, each with its r
 - a metric (`*.metric.prompty`) or a Verdict-style judge template (`*.verdict.md`):
   metrics of other prompts, not prompts to test;
 - a saved run (`context.json`), JSON data, JSON lines, or any file detection refuses;
-- README-like documentation (README, CHANGELOG, LICENSE, ... as .md or .txt);
+- README-like documentation (README, CHANGELOG, LICENSE, ... as .md or .txt), and a
+  prompt's instruction list (`*.instructions.txt`, read by `bench/quality.py`);
 - a file another prompt of the batch reads when it loads: a Promptarchitect system role
   or test sample, an LVE `prompt_file`, a samples file or a `${file:...}` reference;
 - a file of a type no format reads (counted, not listed).
@@ -37,6 +38,9 @@ DOCUMENTATION = frozenset({
     "readme", "changelog", "changes", "history", "license", "licence", "copying", "notice",
     "authors", "contributing", "code_of_conduct", "security",
 })  # fmt: skip
+# A prompt's hand-written list of its explicit instructions, one per line (the rule
+# recall benchmark reads it): a .txt that is not a prompt.
+INSTRUCTIONS = ".instructions.txt"
 _NOT_SEARCHED = frozenset({"__pycache__", "node_modules"})
 
 
@@ -143,6 +147,8 @@ def _look(path: Path) -> Found | str:
     name = path.name.lower()
     if name.endswith(".metric.prompty"):
         return "a metric (*.metric.prompty): the prompts in its folder use it"
+    if name.endswith(INSTRUCTIONS):
+        return "an instruction list (*.instructions.txt): bench/quality.py reads it"
     stem = name.split(".")[0]
     if stem in DOCUMENTATION and name.endswith((".md", ".txt")):
         return "documentation (README-like), not a prompt"

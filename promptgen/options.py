@@ -166,6 +166,15 @@ class Generation(_Group):
             presets=(False, True, True, True),
         ),
     ] = True
+    stepwise: Annotated[
+        Literal["auto", "on", "off"],
+        Opt(
+            "auto, on or off. On: rules from the prompt's own instruction sentences, one "
+            "call per rule, inverse rule and rule's tests, for small models (auto: on "
+            "where the rules model is the embedded one).",
+            key="stepwise",
+        ),
+    ] = "auto"
     test_generations: Annotated[
         int,
         Field(ge=1),

@@ -84,6 +84,9 @@ class PipelineResponder:
                     f"The output follows requirement number {i}." for i in range(1, self.rules + 1)
                 ]
             }
+        if name == "RuleFromInstruction":  # stepwise: one instruction, said as a rule
+            quoted = re.search(r"Instruction:\n(.*)", text)
+            return {"rule": f"The output does what this says: {quoted.group(1) if quoted else ''}"}
         numbers = list(schema.get("properties", {}))  # a numbered answer: "1" .. "N"
         if name == "InverseAnswer":
             answer = {k: f"The output breaks requirement {k} ({n})." for k in numbers}

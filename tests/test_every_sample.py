@@ -26,7 +26,7 @@ SAMPLES = sorted(
     p.name
     for p in (REPO / "samples").iterdir()
     if p.suffix in (".prompty", ".md", ".txt", ".yml") and ".metric." not in p.name
-    if p.name != "README.md"
+    if p.name != "README.md" and not p.name.endswith(".instructions.txt")
 )
 EFFORTS = ("min", "low", "medium", "high")
 

@@ -33,6 +33,8 @@ class BackendPolicy:
         them (a new loop gets a new backend).
     batch: whether the backend may offer a provider Batch API (`--batch`); then its
         `batch_api(model)` says for which models (None: not for this one).
+    small: whether its models are small: generation then cuts its work into one-item
+        calls (`--stepwise auto`, docs/stages.md).
     """
 
     concurrency: int | None
@@ -41,6 +43,7 @@ class BackendPolicy:
     uses_api_base: bool
     per_loop: bool
     batch: bool = False
+    small: bool = False
 
 
 class Backend(Protocol):

@@ -139,6 +139,7 @@ class LocalBackend:
         structured_mode="grammar",
         uses_api_base=False,
         per_loop=False,
+        small=True,  # 0.5B and 1.5B parameters
     )
 
     @classmethod

@@ -15,8 +15,9 @@ phase = "generation"
 
 
 class Grounded(BaseModel):
-    grounded: bool
+    # The reason (quoting the prompt) comes first: a small model decides better after it.
     reason: Text(400)  # type: ignore[valid-type]
+    grounded: bool
 
 
 def enabled(cfg: RunConfig) -> bool:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import re
+
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction, numbered, stage_messages
 from promptgen.prompting.analysis import inverse_answer
 from promptgen.prompting.per_item import answers
+from promptgen.prompting.seeds import content_words
+from promptgen.resources import data_dir
 from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -29,11 +35,86 @@ def _missing(ctx: Context) -> list[Rule]:
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     missing = _missing(ctx)
-    return [WorkItem("inverse_rules", calls=1)] if missing else []
+    calls = len(missing) if cfg.stepwise else 1
+    return [WorkItem("inverse_rules", calls=calls)] if missing else []
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    return 1 if (ctx.rules and _missing(ctx)) or (not ctx.rules and projection.rules) else 0
+    missing = len(_missing(ctx)) if ctx.rules else projection.rules
+    if not missing:
+        return 0
+    return missing if cfg.stepwise else 1  # stepwise: one call per rule
+
+
+async def _ask(scope: Scope, rules: list[Rule], attempt: int) -> str | None:
+    """Inverses for `rules` in one call, added to the context; the error, if it failed."""
+    ctx, gen = scope.ctx, scope.cfg.gen
+    messages = stage_messages(
+        "inverse_rules",
+        rules=numbered([r.text for r in rules]),
+        instructions=instruction(ctx.prompt, gen.instructions, "inverse_output_rules"),
+    )
+    result = await scope.complete(
+        messages, model="rules", output=inverse_answer(len(rules)),
+        temperature=gen.temperature,
+        variant=attempt,
+    )  # fmt: skip
+    if not result.ok:
+        return result.error
+    have = {r.inverse_of for r in ctx.inverse_rules}
+    for number, text in answers(result.parsed).items():
+        source = rules[number - 1]
+        if not text.strip() or _same(text, source.text):
+            continue  # a copy of the rule is no inverse: ask again
+        if scope.cfg.stepwise and not about(text, source.text):
+            scope.count("inverses_refused")
+            continue  # a small model's restatement, or a copied example: ask again
+        if source.id not in have:
+            ctx.inverse_rules.append(Rule.make(text, inverse_of=source.id))
+            have.add(source.id)
+    return None
+
+
+def about(inverse: str, rule: str) -> bool:
+    """Whether `inverse` is about `rule` and says something else: it shares a content
+    word with the rule, is not one of the stage prompt's examples copied, and is not the
+    rule said again with the same negations (a small model's restatement)."""
+    from promptgen.stages.rules import same_rule
+
+    if not content_words(inverse) & content_words(rule):
+        return False
+    if any(same_rule(inverse, example) for example in _examples()):
+        return False
+    return not (same_rule(_unframed(inverse), _unframed(rule)) or _restates(inverse, rule))
+
+
+# Words a restatement may add or drop ("should be", "does follow").
+_LINKS = frozenset({"the", "output", "is", "be", "should", "must", "does", "do", "will", "a", "an"})
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "without", "neither", "nor"})
+
+
+def _restates(inverse: str, rule: str) -> bool:
+    """The same words, fewer or more of them, and the same negations: not an inverse."""
+
+    def words(text: str) -> set[str]:
+        found = re.findall(r"[a-z0-9]+", text.lower().replace("n't", " not"))
+        return {w[:5] for w in found if w not in _LINKS}
+
+    a, b = words(inverse), words(rule)
+    if a & _NEGATIONS != b & _NEGATIONS:
+        return False
+    return a <= b or b <= a
+
+
+@functools.cache
+def _examples() -> tuple[str, ...]:
+    """The example inverses the stage prompt shows ("rule" -> "inverse" lines)."""
+    text = (data_dir("prompts") / "inverse_rules.prompty").read_text(encoding="utf-8")
+    return tuple(re.findall(r'^- ".*?" -> "(.*?)"$', text, re.M))
+
+
+def _unframed(text: str) -> str:
+    return re.sub(r"^\W*the output( should| must)?( be| is)?\b", "", text.strip(), flags=re.I)
 
 
 def _same(a: str, b: str) -> bool:
@@ -44,36 +125,29 @@ def _same(a: str, b: str) -> bool:
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
-    ctx, gen = scope.ctx, scope.cfg.gen
+    ctx = scope.ctx
+    # Stepwise, each rule in a call of its own: asked for several, a small model
+    # answers every number with the same sentence.
+    size = 1 if scope.cfg.stepwise else len(ctx.rules) or 1
     error = None
     for attempt in range(ATTEMPTS):
         missing = _missing(ctx)
         if not missing:
             break
-        messages = stage_messages(
-            "inverse_rules",
-            rules=numbered([r.text for r in missing]),
-            instructions=instruction(ctx.prompt, gen.instructions, "inverse_output_rules"),
-        )
-        result = await scope.complete(
-            messages, model="rules", output=inverse_answer(len(missing)),
-            temperature=gen.temperature,
-            variant=attempt,
-        )  # fmt: skip
-        if not result.ok:
-            error = result.error
-            continue
-        error = None
-        have = {r.inverse_of for r in ctx.inverse_rules}
-        for number, text in answers(result.parsed).items():
-            source = missing[number - 1]
-            if not text.strip() or _same(text, source.text):
-                continue  # a copy of the rule is no inverse: ask again
-            if source.id not in have:
-                ctx.inverse_rules.append(Rule.make(text, inverse_of=source.id))
-                have.add(source.id)
+        parts = [missing[i : i + size] for i in range(0, len(missing), size)]
+        errors = await asyncio.gather(*(_ask(scope, part, attempt) for part in parts))
+        error = next((e for e in errors if e), None)
     order = {r.id: i for i, r in enumerate(ctx.rules)}
     ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
+    if scope.cfg.stepwise:
+        # What a small model could not say concretely is said plainly, so that every
+        # rule has its inverse (and its inverse's tests).
+        for rule in _missing(ctx):
+            ctx.inverse_rules.append(
+                Rule.make(f"The output breaks this rule: {rule.text}", inverse_of=rule.id)
+            )
+            scope.count("inverses_said_plainly")
+        ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
     left = _missing(ctx)
     scope.set_count("inverse_rules", len(ctx.inverse_rules))
     scope.set_count("rules_without_inverse", len(left))

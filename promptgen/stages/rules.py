@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+
+from pydantic import BaseModel
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.prompting import instruction
-from promptgen.prompting.analysis import RulesAnswer, analysis_messages
+from promptgen.prompting import instruction, stage_messages
+from promptgen.prompting.analysis import RulesAnswer, Sentence, analysis_messages
+from promptgen.prompting.seeds import Seed, content_words, group, group_text, instruction_seeds
 from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
@@ -30,12 +34,33 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    seeds = instruction_seeds(ctx.prompt) if cfg.stepwise and not ctx.rules else []
+    if seeds:  # stepwise: one call per (grouped) instruction sentence, known in advance
+        calls = len(group(seeds, cfg.gen.max_rules or 0))
+        projection.rules = calls
+        return calls
     known = len(ctx.rules) or ESTIMATED_RULES
     projection.rules = min(known, cfg.gen.max_rules or known)
     return len(todo(ctx, cfg))
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
+    gen = scope.cfg.gen
+    seeds = instruction_seeds(scope.ctx.prompt) if scope.cfg.stepwise else []
+    texts = await (_from_seeds(scope, seeds) if seeds else _from_prompt(scope))
+    if texts is None:
+        return
+    distinct = merge_near_duplicates(texts)
+    rules = [Rule.make(text) for text in distinct]
+    kept = rules[: gen.max_rules or None]
+    scope.ctx.rules = kept
+    scope.set_count("rules", len(kept))
+    scope.set_count("over_max_rules", len(rules) - len(kept))
+    scope.count("near_duplicates_merged", len(texts) - len(distinct))
+
+
+async def _from_prompt(scope: Scope) -> list[str] | None:
+    """The model reads the whole prompt and lists its rules (one call)."""
     ctx, gen = scope.ctx, scope.cfg.gen
     messages = analysis_messages(
         ctx.prompt,
@@ -48,15 +73,69 @@ async def run(item: WorkItem, scope: Scope) -> None:
     )
     if not result.ok:
         scope.fail(result.error)
-        return
-    texts = [t.strip() for t in result.parsed.rules if t.strip()]
-    distinct = merge_near_duplicates(texts)
-    rules = [Rule.make(text) for text in distinct]
-    kept = rules[: gen.max_rules or None]
-    ctx.rules = kept
-    scope.set_count("rules", len(kept))
-    scope.set_count("over_max_rules", len(rules) - len(kept))
-    scope.count("near_duplicates_merged", len(texts) - len(distinct))
+        return None
+    return [t.strip() for t in result.parsed.rules if t.strip()]
+
+
+class RuleFromInstruction(BaseModel):
+    rule: Sentence  # type: ignore[valid-type]
+
+
+async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
+    """Stepwise: the prompt's instruction sentences, grouped down to maxRules, each
+    rewritten as a rule in a call of its own (asked for several at once, a small model
+    answers every number with the same rule). A rewrite that is not faithful to its
+    instruction (its words mostly elsewhere, or the instruction's mostly missing) is
+    replaced by the instruction itself, so every rule stays grounded in the prompt."""
+    ctx, gen = scope.ctx, scope.cfg.gen
+    quoted = [group_text(g) for g in group(seeds, gen.max_rules or 0)]
+    guidance = instruction(ctx.prompt, gen.instructions, "output_rules")
+
+    async def rewrite(body: str, lead: str) -> str | None:
+        messages = stage_messages(
+            "rule_from_instruction", instruction=body, lead=lead, instructions=guidance
+        )
+        result = await scope.complete(
+            messages, model="rules", output=RuleFromInstruction, temperature=gen.temperature
+        )
+        if not result.ok:
+            scope.fail(result.error)
+            return None
+        text = result.parsed.rule.strip()
+        if faithful(text, f"{lead} {body}"):
+            return text
+        scope.count("rules_kept_as_written")
+        return f"The output follows this instruction from the prompt: {body}"
+
+    texts = await asyncio.gather(*(rewrite(body, lead) for body, lead in quoted))
+    if scope.failed:
+        return None
+    # A small model may say two instructions with one sentence: the later one is kept as
+    # written, so neither instruction is lost and no rule is said twice.
+    kept: list[str] = []
+    for text, (body, _) in zip(texts, quoted, strict=True):
+        if text and any(near_duplicate(text, k) for k in kept):
+            scope.count("rules_kept_as_written")
+            text = f"The output follows this instruction from the prompt: {body}"
+        kept.append(text or "")
+    scope.set_count("instruction_sentences", len(seeds))
+    return [t for t in kept if t]
+
+
+# Share of a rewrite's own words that must come from its instruction, and of the
+# instruction's words the rewrite must keep (a rule may say a long list more briefly).
+FROM_SOURCE = 0.5
+KEPT = 0.35
+
+
+def faithful(rule: str, source: str) -> bool:
+    """Whether `rule` says what `source` says: most of its content words come from the
+    source, and it keeps most of the source's."""
+    said, meant = content_words(rule), content_words(source)
+    if not said or not meant:
+        return False
+    shared = len(said & meant)
+    return shared / len(said) >= FROM_SOURCE and shared / len(meant) >= KEPT
 
 
 # Two rules this similar (0-100, on normalised text) are one rule said twice, unless
@@ -80,6 +159,28 @@ def same_rule(a: str, b: str) -> bool:
     from rapidfuzz import fuzz
 
     return fuzz.ratio(" ".join(wa), " ".join(wb)) >= SIMILAR
+
+
+_FRAMING = re.compile(r"^\W*(the )?(output|response|answer)( must| should| is| does)?\b", re.I)
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Looser than `same_rule`: the same words in any order once the "The output ..."
+    frame is set aside (token-sort similarity >= 85), with the same numbers and the same
+    negations. Stepwise rules are kept apart by it; bench/quality.py counts by it."""
+    if same_rule(a, b):
+        return True
+    wa, wb = _words(_FRAMING.sub("", a)), _words(_FRAMING.sub("", b))
+    if sorted(w for w in wa if w.isdigit()) != sorted(w for w in wb if w.isdigit()):
+        return False
+    if sorted(_NEGATIONS.intersection(wa)) != sorted(_NEGATIONS.intersection(wb)):
+        return False
+    from rapidfuzz import fuzz
+
+    return fuzz.token_sort_ratio(" ".join(wa), " ".join(wb)) >= LOOSELY_SIMILAR
+
+
+LOOSELY_SIMILAR = 85
 
 
 def merge_near_duplicates(texts: list[str]) -> list[str]:

@@ -32,6 +32,7 @@ after = ("groundedness",)
 phase = "generation"
 SAMPLES = "samples"
 TOPUP = "top-up"
+STEP = "stepwise"
 
 
 @dataclass
@@ -69,7 +70,7 @@ def plan_chunks(ctx: Context, cfg: RunConfig) -> list[Chunk]:
         if cfg.gen.split_rules
         else [rules]
     )
-    size = cfg.gen.max_rules_per_test_generation
+    size = chunk_size(cfg)
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
     return [
         Chunk(scenario, group[i : i + size])
@@ -78,6 +79,12 @@ def plan_chunks(ctx: Context, cfg: RunConfig) -> list[Chunk]:
         if group
         for i in range(0, len(group), size)
     ]
+
+
+def chunk_size(cfg: RunConfig) -> int:
+    """Rules per generation call: one in stepwise mode (a small model asked for tests
+    of many rules at once answers for a few and repeats inputs)."""
+    return 1 if cfg.stepwise else cfg.gen.max_rules_per_test_generation
 
 
 def input_key(scenario: str | None, inputs: dict[str, Any]) -> str:
@@ -98,6 +105,10 @@ def rounds(cfg: RunConfig) -> int:
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     done = set(ctx.stage("tests").done)
     items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
+    if cfg.stepwise:
+        return items + [
+            WorkItem(w.key, w, w.calls) for w in plan_walks(ctx, cfg) if w.key not in done
+        ]
     calls = cfg.gen.test_generations
     chunks = [WorkItem(c.key, c, calls) for c in plan_chunks(ctx, cfg) if c.key not in done]
     if chunks:
@@ -138,6 +149,96 @@ def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
     return plans
 
 
+@dataclass
+class Walk:
+    """Stepwise: the rules in turn, one call per rule and generation round, written for
+    the first scenario; the other scenarios get copies of each test (their own fixed
+    inputs, any input they leave open filled from the prompt's default or sample), so
+    a small model is asked once per rule, not once per rule and scenario."""
+
+    scenarios: list[Scenario | None]
+    rules: list[Rule]
+    rounds: int
+
+    @property
+    def key(self) -> str:
+        return STEP
+
+    @property
+    def calls(self) -> int:
+        return len(self.rules) * self.rounds
+
+
+def plan_walks(ctx: Context, cfg: RunConfig) -> list[Walk]:
+    scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
+    rules = target_rules(ctx, cfg)
+    return [Walk(scenarios, rules, cfg.gen.test_generations)] if rules else []
+
+
+# A rule whose answer repeats an input already written is asked again, at these
+# temperatures (and other seeds), before its shortfall is recorded.
+RETRY_TEMPERATURES = (0.9, 1.1)
+
+
+async def _walk(scope: Scope, walk: Walk) -> None:
+    ctx, cfg = scope.ctx, scope.cfg
+    first, *others = walk.scenarios
+    name = first.name if first else None
+    wanted = cfg.gen.tests_per_rule
+    temperatures = (None, *RETRY_TEMPERATURES)
+    for rule in walk.rules:
+        for generation in range(walk.rounds):
+            for attempt, temperature in enumerate(temperatures):
+                mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
+                lacking = wanted * (generation + 1) - len(mine)
+                if lacking <= 0:
+                    break
+                shown = [t for t in ctx.tests if t.scenario == name and t.origin == "generated"]
+                made = await _generate(
+                    scope, Chunk(first, [rule]), generation, lacking, shown,
+                    variant=attempt, temperature=temperature,
+                )  # fmt: skip
+                if made is None:
+                    return  # undone; a re-run asks again (answered from the cache)
+                _keep(scope, made, {rule.id: lacking})
+        mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
+        for scenario in others:
+            _keep(scope, [_copy(ctx, test, scenario) for test in mine])
+        total = wanted * walk.rounds
+        for scenario in walk.scenarios:
+            where = scenario.name if scenario else None
+            got = sum(t.rule_id == rule.id and t.scenario == where for t in ctx.tests)
+            scope.note(
+                f"{rule.id}|{where}" if where else rule.id,
+                None
+                if got >= total
+                else f"{got} of {total} tests after {len(temperatures)} tries: the answers "
+                "repeated inputs other tests already have",
+            )
+    if ctx.stage("tests").notes:
+        scope.set_count("rules_short", len(ctx.stage("tests").notes))
+
+
+def _copy(ctx: Context, test: Test, scenario: Scenario | None) -> Test:
+    """`test` in another scenario: its generated inputs where that scenario asks for
+    them, the scenario's own fixed inputs left to the run, and no expected output (it
+    was written for the first scenario)."""
+    fixed = set(scenario.parameters) if scenario else set()
+    names = generated_inputs(ctx.prompt, fixed)
+    given = {k: v for k, v in test.inputs.items() if k in names}
+    inputs, _ = complete_inputs(ctx.prompt, given, names)
+    inputs = inputs if inputs is not None else given
+    where = scenario.name if scenario else None
+    return test.model_copy(
+        update={
+            "id": Test.make_id("generated", test.rule_id, where, inputs),
+            "scenario": where,
+            "inputs": inputs,
+            "expected_output": None,
+        }
+    )
+
+
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     gen = cfg.gen
     scenarios = max(1, len(ctx.prompt.scenarios))
@@ -146,8 +247,9 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     else:
         n = projection.rules
         groups = [n, n] if gen.split_rules else [2 * n]
-        size = gen.max_rules_per_test_generation
-        calls = scenarios * sum(-(-g // size) for g in groups if g) * gen.test_generations
+        size = chunk_size(cfg)
+        asked = 1 if cfg.stepwise else scenarios  # stepwise copies tests to the others
+        calls = asked * sum(-(-g // size) for g in groups if g) * gen.test_generations
     projection.generated = (
         2 * projection.rules * gen.tests_per_rule * gen.test_generations * scenarios
     )
@@ -160,6 +262,8 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 async def run(item: WorkItem, scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
+    elif isinstance(item.data, Walk):
+        await _walk(scope, item.data)
     elif isinstance(item.data, TopUp):
         await _top_up(scope, item.data)
     else:
@@ -191,7 +295,7 @@ async def _top_up(scope: Scope, plan: TopUp) -> None:
     """Ask once more for the tests the short rules lack (in chunks as usual), then
     record why a rule still has fewer than asked."""
     ctx, cfg = scope.ctx, scope.cfg
-    size = cfg.gen.max_rules_per_test_generation
+    size = chunk_size(cfg)
     short = plan.lacking
     generation = cfg.gen.test_generations  # after the regular rounds
     name = plan.scenario.name if plan.scenario else None
@@ -225,7 +329,13 @@ async def _top_up(scope: Scope, plan: TopUp) -> None:
 
 
 async def _generate(
-    scope: Scope, chunk: Chunk, generation: int, count: int, earlier: list[Test]
+    scope: Scope,
+    chunk: Chunk,
+    generation: int,
+    count: int,
+    earlier: list[Test],
+    variant: int = 0,
+    temperature: float | None = None,
 ) -> list[Test] | None:
     """One generation call for `chunk`: `count` tests per rule, different from the
     `earlier` ones shown. None when the call failed."""
@@ -235,24 +345,42 @@ async def _generate(
     labels = chunk.labels()
     rules_text = "\n".join(f"{label}. {rule.text}" for label, rule in labels.items())
     existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in earlier)
-    messages = stage_messages(
-        "tests",
-        prompt=prompt_text(ctx.prompt),
-        intent=ctx.intent,
-        input_spec=ctx.input_spec,
-        inputs=inputs_text(ctx.prompt, names),
-        rules=rules_text,
-        count=count,
-        scenario=scenario_text(chunk.scenario),
-        fixed=fixed_text(ctx.prompt),
-        samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
-        existing=existing,
-        instructions=instruction(ctx.prompt, gen.instructions, "tests"),
-    )
+    if scope.cfg.stepwise and len(chunk.rules) == 1:
+        # One rule, a short focused prompt; the inputs to avoid only on a second try (a
+        # small model shown other tests' inputs tends to copy one).
+        messages = stage_messages(
+            "test_for_rule",
+            prompt=prompt_text(ctx.prompt),
+            intent=ctx.intent,
+            inputs=inputs_text(ctx.prompt, names),
+            rule=chunk.rules[0].text,
+            inverse=chunk.rules[0].inverse,
+            count=count,
+            scenario=scenario_text(chunk.scenario),
+            fixed=fixed_text(ctx.prompt),
+            avoid=existing if variant else "",
+            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
+        )
+    else:
+        messages = stage_messages(
+            "tests",
+            prompt=prompt_text(ctx.prompt),
+            intent=ctx.intent,
+            input_spec=ctx.input_spec,
+            inputs=inputs_text(ctx.prompt, names),
+            rules=rules_text,
+            count=count,
+            scenario=scenario_text(chunk.scenario),
+            fixed=fixed_text(ctx.prompt),
+            samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
+            existing=existing,
+            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
+        )
     expected = len(labels) * count
     result = await scope.complete(
         messages, model="rules", output=cases_model(ctx.prompt, names, list(labels), count),
-        temperature=gen.temperature, max_tokens=min(16000, 400 * expected + 200),
+        temperature=gen.temperature if temperature is None else temperature,
+        max_tokens=min(16000, 400 * expected + 200), variant=variant,
     )  # fmt: skip
     if not result.ok:
         scope.fail(result.error)

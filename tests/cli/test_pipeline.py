@@ -21,7 +21,7 @@ SAMPLES = sorted(
     p
     for pattern in ("*.prompty", "*.prompt.yml", "*.md", "*.txt")
     for p in (REPO / "samples").glob(pattern)
-    if p.name != "README.md"
+    if p.name != "README.md" and not p.name.endswith(".instructions.txt")
 )
 OUTPUTS = (
     "context.json",

@@ -23,7 +23,10 @@ PATTERNS = (
 
 def _prompt_files() -> list[Path]:
     files = {p for pattern in PATTERNS for p in SAMPLES.glob(pattern)}
-    return sorted(p for p in files if p.name != "README.md")
+    # an instruction list (`*.instructions.txt`) is what bench/quality.py reads, no prompt
+    return sorted(
+        p for p in files if p.name != "README.md" and not p.name.endswith(".instructions.txt")
+    )
 
 
 PROMPT_FILES = _prompt_files()
@@ -294,3 +297,18 @@ def test_plain_text_prompt() -> None:
     assert data["prompt"]["format"] == "text"
     assert data["render_value_sources"] == {"diff": "sample"}
     assert [m["role"] for m in data["rendered"]] == ["system", "user"]
+
+
+def test_every_prompt_has_its_instruction_list() -> None:
+    """bench/quality.py measures rule recall against a hand-written list beside each
+    prompt; a batch over samples/ skips those lists, saying why."""
+    from promptgen.discover import find_prompts
+
+    plan = find_prompts([str(SAMPLES)], ROOT / "promptgen-out")
+    for found in plan.prompts:
+        listed = found.path.parent / (found.path.name.split(".")[0] + ".instructions.txt")
+        lines = [x for x in listed.read_text(encoding="utf-8").splitlines() if x.strip()]
+        assert len(lines) >= 3, found.path
+    skipped = {s.path.name: s.reason for s in plan.skipped}
+    assert skipped["haiku.instructions.txt"].startswith("an instruction list")
+    assert len(plan.prompts) == 11

@@ -1,0 +1,56 @@
+"""Rule coverage: which (rule or inverse rule, scenario) pairs have a test, and which
+carry a recorded reason for having none (the tests stage's notes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from promptgen.context import Context
+
+
+@dataclass(frozen=True)
+class Coverage:
+    targets: int  # rules and inverse rules, times scenarios
+    with_tests: int
+    with_reason: int  # no test, and the tests stage said why
+
+    @property
+    def share(self) -> float:
+        return 100.0 * self.with_tests / self.targets if self.targets else 100.0
+
+
+def rule_coverage(ctx: Context) -> Coverage:
+    scenarios: list[str | None] = [s.name for s in ctx.prompt.scenarios] or [None]
+    have = {(t.rule_id, t.scenario) for t in ctx.tests if t.rule_id}
+    notes = ctx.stage("tests").notes
+    rules = ctx.all_rules
+    with_tests = with_reason = 0
+    for rule in rules:
+        for scenario in scenarios:
+            if (rule.id, scenario) in have:
+                with_tests += 1
+            elif (f"{rule.id}|{scenario}" if scenario else rule.id) in notes:
+                with_reason += 1
+    return Coverage(len(rules) * len(scenarios), with_tests, with_reason)
+
+
+def summary_line(ctx: Context) -> str:
+    """ "coverage     every rule and inverse rule has a test (12 of 12)", or how many have
+    none ("" before there are rules)."""
+    cov = rule_coverage(ctx)
+    if not cov.targets:
+        return ""
+    per = " and scenario" if ctx.prompt.scenarios else ""
+    if cov.with_tests == cov.targets:
+        return (
+            f"coverage     every rule and inverse rule{per} has a test "
+            f"({cov.with_tests} of {cov.targets})"
+        )
+    missing = cov.targets - cov.with_tests
+    why = (
+        f", {cov.with_reason} with the reason in the tests stage's notes" if cov.with_reason else ""
+    )
+    return (
+        f"coverage     {cov.with_tests} of {cov.targets} rules and inverse rules{per} have a "
+        f"test; {missing} without{why}"
+    )

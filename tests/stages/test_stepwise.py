@@ -1,0 +1,246 @@
+"""Stepwise generation (small models): rules from the prompt's instruction sentences, one
+call per instruction, per inverse and per rule's tests; every rule gets its tests or a
+recorded reason. `--stepwise auto` turns it on where the rules model is the embedded one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from promptgen.llm import LLM, load_settings
+from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario
+from promptgen.stages import tests
+from promptgen.stages.inverse_rules import about
+from promptgen.stages.rules import faithful
+from tests.fakellm import FakeLLM, Reply
+from tests.pipeline_fake import PipelineResponder
+from tests.stagekit import config, context, schema_names, stage, texts
+
+STEPWISE = {"stepwise": "on"}
+
+
+def haiku(scenarios: int = 0) -> PromptUnderTest:
+    return PromptUnderTest(
+        name="haiku",
+        messages=[
+            Message(
+                role="system",
+                content="You are a poet. Write one haiku about the topic. Avoid rhyme. "
+                "Reply with the three lines only.",
+            ),
+            Message(role="user", content="{{topic}}"),
+        ],
+        inputs={"topic": PromptInput(name="topic", type="string")},
+        scenarios=[Scenario(name=f"s{i}", instructions=f"case {i}") for i in range(scenarios)],
+    )
+
+
+def test_rules_come_from_the_instruction_sentences_one_call_each(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=0)
+    ctx.prompt = haiku()
+    ctx.rules, ctx.inverse_rules = [], []
+    stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    assert schema_names(fake) == ["RuleFromInstruction"] * 3
+    assert [r.text for r in ctx.rules] == [
+        "The output does what this says: Write one haiku about the topic.",
+        "The output does what this says: Avoid rhyme.",
+        "The output does what this says: Reply with the three lines only.",
+    ]
+    asked = texts(fake, "RuleFromInstruction")
+    assert all("<PROMPT>" not in t for t in asked)  # the instruction alone, not the prompt
+    assert ctx.stage("rules").counts["instruction_sentences"] == 3
+
+
+def test_max_rules_groups_instructions_instead_of_dropping_them(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=0)
+    ctx.prompt = haiku()
+    stage("rules", ctx, config(ctx, llm, generation={**STEPWISE, "max_rules": 2}), llm)
+    assert len(ctx.rules) == 2
+    said = " ".join(r.text for r in ctx.rules)
+    for part in ("Write one haiku", "Avoid rhyme", "three lines only"):
+        assert part in said
+
+
+class Drifting(PipelineResponder):
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "RuleFromInstruction":
+            return {"rule": "The output is a valid JSON object with a score field."}
+        return super().answer(name, schema, text, n)
+
+
+def test_a_rewrite_that_leaves_its_instruction_is_replaced_by_it(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = Drifting()
+    ctx = context(rules=0)
+    ctx.prompt = haiku()
+    stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    assert ctx.rules[1].text == "The output follows this instruction from the prompt: Avoid rhyme."
+    assert ctx.stage("rules").counts["rules_kept_as_written"] == 3
+
+
+def test_faithful_rewrites() -> None:
+    source = "Do not explain your answer, do not add punctuation, and do not repeat the review."
+    assert faithful("The output contains no explanation, punctuation or repeated review.", source)
+    assert not faithful("The output is one of positive, negative or neutral.", source)
+    sql = "Reply with the query in a ```sql code block and nothing else."
+    assert not faithful("The output is a SQL query.", sql)
+
+
+def test_inverses_are_asked_one_rule_per_call_in_stepwise_mode(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=3)
+    ctx.inverse_rules = []
+    stage("inverse_rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    bodies = [b for b in fake.requests if "InverseAnswer" in json.dumps(b["response_format"])]
+    assert len(bodies) == 3
+    assert all(
+        list(b["response_format"]["json_schema"]["schema"]["properties"]) == ["1"] for b in bodies
+    )
+    assert [r.inverse_of for r in ctx.inverse_rules] == [r.id for r in ctx.rules]
+
+
+class Restating(PipelineResponder):
+    """Answers every inverse with the rule again or with an example of the stage prompt."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "InverseAnswer":
+            if n % 2:
+                return {"1": "The output has 4 or more sentences."}
+            rule = text.rsplit("1. ", 1)[-1].strip()
+            return {"1": rule.replace("follows", "does follow")}
+        return super().answer(name, schema, text, n)
+
+
+def test_restated_or_copied_inverses_are_refused_then_said_plainly(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = Restating()
+    ctx = context(rules=1)
+    ctx.inverse_rules = []
+    stage("inverse_rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    (rule,) = ctx.rules
+    assert [r.text for r in ctx.inverse_rules] == [f"The output breaks this rule: {rule.text}"]
+    counts = ctx.stage("inverse_rules").counts
+    assert counts["inverses_refused"] == 2 and counts["inverses_said_plainly"] == 1
+    assert ctx.stage("inverse_rules").status == "done"
+
+
+def test_about() -> None:
+    rule = "The output is exactly one of the given words, in lowercase, and nothing else."
+    assert about("The output contains two or more words, capital letters, or other text.", rule)
+    assert not about("The output should be exactly one of the given words, in lowercase.", rule)
+    assert not about(
+        "The output is written in a language other than French, such as English.", rule
+    )
+
+
+def test_every_rule_and_inverse_gets_a_test_per_scenario(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=3, scenarios=2)
+    ctx.prompt.inputs["tone"] = PromptInput(name="tone", type="string", default="warm")
+    ctx.prompt.scenarios[0].parameters = {"tone": "formal"}
+    cfg = config(ctx, llm, generation=STEPWISE, effort="min")
+    stage("tests", ctx, cfg, llm)
+    # 6 rules, one call each, written for the first scenario; the second gets copies
+    assert schema_names(fake) == ["TestCases"] * 6
+    for body in fake.requests:
+        schema = body["response_format"]["json_schema"]["schema"]
+        assert len(schema["properties"]) == 1  # one rule label per call
+    covered = {(t.rule_id, t.scenario) for t in ctx.tests if t.origin == "generated"}
+    assert covered == {(r.id, s) for r in ctx.all_rules for s in ("s0", "s1")}
+    firsts = {t.rule_id: t for t in ctx.tests if t.scenario == "s0"}
+    for copy in (t for t in ctx.tests if t.scenario == "s1"):
+        first = firsts[copy.rule_id]
+        assert copy.inputs == {"review": first.inputs["review"], "tone": "warm"}  # default
+        assert first.inputs == {"review": first.inputs["review"]}  # tone fixed by s0
+        assert copy.expected_output is None and first.expected_output
+        assert copy.id != first.id
+    assert tests.todo(ctx, cfg) == []
+    assert ctx.stage("tests").notes == {}
+
+
+class Repeating(PipelineResponder):
+    """Writes the same input for every rule unless asked at a higher temperature, and for
+    the rule named `stubborn` always."""
+
+    def __init__(self, stubborn: str = "") -> None:
+        super().__init__()
+        self.stubborn = stubborn
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.temperature = body.get("temperature")
+        return super().__call__(body)
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestCases":
+            fresh = self.temperature in tests.RETRY_TEMPERATURES and self.stubborn not in text
+            for cases in answer.values():
+                for case in cases.values():
+                    case["inputs"]["review"] = f"fresh {n}" if fresh else "the same review"
+        return answer
+
+
+def test_a_repeated_input_is_asked_again_then_recorded(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=2)
+    stubborn = ctx.inverse_rules[1]
+    fake.responder = Repeating(stubborn=stubborn.text)
+    cfg = config(ctx, llm, generation=STEPWISE, effort="min")
+    stage("tests", ctx, cfg, llm)
+    by_rule = {t.rule_id for t in ctx.tests}
+    assert by_rule == {r.id for r in ctx.all_rules if r is not stubborn}
+    asked = [
+        (b.get("temperature"), t)
+        for b, t in zip(fake.requests, texts(fake, "TestCases"), strict=True)
+    ]
+    retries = [t for temperature, t in asked if temperature in tests.RETRY_TEMPERATURES]
+    firsts = [t for temperature, t in asked if temperature not in tests.RETRY_TEMPERATURES]
+    # the first rule's input was new; 2 rules got theirs on the first retry, the
+    # stubborn one was asked at both retry temperatures
+    assert len(firsts) == 4 and len(retries) == 4
+    assert all("Other tests already use these inputs" in t for t in retries)
+    assert not any("Other tests already use these inputs" in t for t in firsts)
+    assert all("the same review" in t for t in retries)
+    assert ctx.stage("tests").notes == {
+        stubborn.id: "0 of 1 tests after 3 tries: the answers repeated inputs other tests "
+        "already have"
+    }
+    assert ctx.stage("tests").status == "done"
+
+
+def test_auto_is_on_for_the_embedded_model_only(tmp_path: Path) -> None:
+    ctx = context(rules=1)
+    local = LLM(load_settings({"rules": "local/qwen2.5-coder-1.5b"}, env={}, cwd=tmp_path))
+    remote = LLM(load_settings({"api_base": "http://127.0.0.1:9/v1"}, env={}, cwd=tmp_path))
+    assert config(ctx, local).stepwise is True
+    assert config(ctx, remote).stepwise is False
+    assert config(ctx, remote, generation=STEPWISE).stepwise is True
+    assert config(ctx, local, generation={"stepwise": "off"}).stepwise is False
+
+
+class Samey(PipelineResponder):
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "RuleFromInstruction":
+            return {"rule": "The output should be three lines that avoid rhyme about the topic."}
+        return super().answer(name, schema, text, n)
+
+
+def test_a_rule_said_twice_is_kept_as_its_instruction(fake: FakeLLM, llm: LLM) -> None:
+    fake.responder = Samey()
+    ctx = context(rules=0)
+    ctx.prompt = haiku()
+    ctx.prompt.messages[0].content = "Avoid rhyme about the topic. Write three lines about it."
+    stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    assert [r.text for r in ctx.rules] == [
+        "The output should be three lines that avoid rhyme about the topic.",
+        "The output follows this instruction from the prompt: Write three lines about it.",
+    ]
+
+
+def test_near_duplicates() -> None:
+    from promptgen.stages.rules import near_duplicate
+
+    assert near_duplicate("The output is in lowercase.", "The output must be in lowercase")
+    assert near_duplicate(
+        "The output has no title and no quotes.", "The output has no quotes and no title."
+    )
+    assert not near_duplicate("The output has at most 3 lines.", "The output has at most 4 lines.")
+    assert not near_duplicate(
+        "The output repeats the review.", "The output never repeats the review."
+    )
