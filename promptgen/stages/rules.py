@@ -87,14 +87,13 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
     answers every number with the same rule). A rewrite that is not faithful to its
     instruction (its words mostly elsewhere, or the instruction's mostly missing) is
     replaced by the instruction itself, so every rule stays grounded in the prompt."""
-    ctx, gen = scope.ctx, scope.cfg.gen
+    gen = scope.cfg.gen
     quoted = [group_text(g) for g in group(seeds, gen.max_rules or 0)]
-    guidance = instruction(ctx.prompt, gen.instructions, "output_rules")
+    # The author's outputRules guidance is not shown: a small model copied it in place
+    # of the instruction (4 of 6 rewrites on samples/sql-from-question.prompty).
 
     async def rewrite(body: str, lead: str) -> str | None:
-        messages = stage_messages(
-            "rule_from_instruction", instruction=body, lead=lead, instructions=guidance
-        )
+        messages = stage_messages("rule_from_instruction", instruction=body, lead=lead)
         result = await scope.complete(
             messages, model="rules", output=RuleFromInstruction, temperature=gen.temperature
         )

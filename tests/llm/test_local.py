@@ -130,6 +130,16 @@ def test_generation_offline_with_the_embedded_model(tmp_path: Path) -> None:
         assert isinstance(test.inputs.get("review"), str) and test.inputs["review"].strip()
     for name in ("intent.txt", "rules.md", "tests.json", "tests.csv", "tests.md"):
         assert (out / name).is_file()
+    # Stepwise (the embedded model is small): the sample's 4 instruction sentences, one
+    # rule each; every rule and inverse rule has a test or a recorded reason.
+    from promptgen.report.coverage import rule_coverage
+
+    assert ctx.stages["rules"].counts["instruction_sentences"] == 4
+    assert len(ctx.rules) == 4 and len(ctx.inverse_rules) == 4
+    coverage = rule_coverage(ctx)
+    assert coverage.targets == 8
+    assert coverage.with_tests + coverage.with_reason == 8
+    assert "coverage     " in result.stderr + result.stdout
 
 
 def test_evaluation_offline_with_the_embedded_model(tmp_path: Path) -> None:
