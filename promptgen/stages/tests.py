@@ -175,9 +175,12 @@ def plan_walks(ctx: Context, cfg: RunConfig) -> list[Walk]:
     return [Walk(scenarios, rules, cfg.gen.test_generations)] if rules else []
 
 
-# A rule whose answer repeats an input already written is asked again, at these
-# temperatures (and other seeds), before its shortfall is recorded.
-RETRY_TEMPERATURES = (0.9, 1.1)
+# Stepwise test calls are asked at these temperatures, each rule with seeds of its own:
+# at the usual low temperature a small model wrote one input for every rule (14 of 26
+# answers repeated one on samples/sql-from-question.prompty). A rule whose answer
+# repeats an input already written is asked again at the next, before its shortfall is
+# recorded.
+STEP_TEMPERATURES = (0.7, 1.0, 1.2)
 
 
 async def _walk(scope: Scope, walk: Walk) -> None:
@@ -185,18 +188,22 @@ async def _walk(scope: Scope, walk: Walk) -> None:
     first, *others = walk.scenarios
     name = first.name if first else None
     wanted = cfg.gen.tests_per_rule
-    temperatures = (None, *RETRY_TEMPERATURES)
-    for rule in walk.rules:
+    first_temperature = cfg.gen.temperature  # the user's, when set, for the first try
+    temperatures = (
+        STEP_TEMPERATURES
+        if first_temperature is None
+        else (first_temperature, *STEP_TEMPERATURES[1:])
+    )
+    for index, rule in enumerate(walk.rules):
         for generation in range(walk.rounds):
             for attempt, temperature in enumerate(temperatures):
                 mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
                 lacking = wanted * (generation + 1) - len(mine)
                 if lacking <= 0:
                     break
-                shown = [t for t in ctx.tests if t.scenario == name and t.origin == "generated"]
                 made = await _generate(
-                    scope, Chunk(first, [rule]), generation, lacking, shown,
-                    variant=attempt, temperature=temperature,
+                    scope, Chunk(first, [rule]), generation, lacking, [],
+                    variant=index * len(temperatures) + attempt, temperature=temperature,
                 )  # fmt: skip
                 if made is None:
                     return  # undone; a re-run asks again (answered from the cache)
@@ -346,8 +353,8 @@ async def _generate(
     rules_text = "\n".join(f"{label}. {rule.text}" for label, rule in labels.items())
     existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in earlier)
     if scope.cfg.stepwise and len(chunk.rules) == 1:
-        # One rule, a short focused prompt; the inputs to avoid only on a second try (a
-        # small model shown other tests' inputs tends to copy one).
+        # One rule, a short focused prompt. The other tests' inputs are not shown: a small
+        # model shown them copies one.
         messages = stage_messages(
             "test_for_rule",
             prompt=prompt_text(ctx.prompt),
@@ -358,7 +365,6 @@ async def _generate(
             count=count,
             scenario=scenario_text(chunk.scenario),
             fixed=fixed_text(ctx.prompt),
-            avoid=existing if variant else "",
             instructions=instruction(ctx.prompt, gen.instructions, "tests"),
         )
     else:
