@@ -181,6 +181,9 @@ def plan_walks(ctx: Context, cfg: RunConfig) -> list[Walk]:
 # repeats an input already written is asked again at the next, before its shortfall is
 # recorded.
 STEP_TEMPERATURES = (0.7, 1.0, 1.2)
+# Then once more, for this many candidates beyond what the rule lacks (seeds of their own).
+CANDIDATES = 4
+LIST_VARIANT = 1000
 
 
 async def _walk(scope: Scope, walk: Walk) -> None:
@@ -208,6 +211,18 @@ async def _walk(scope: Scope, walk: Walk) -> None:
                 if made is None:
                     return  # undone; a re-run asks again (answered from the cache)
                 _keep(scope, made, {rule.id: lacking})
+            mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
+            lacking = wanted * (generation + 1) - len(mine)
+            if lacking > 0:
+                # The last try: several candidates in one answer, the first new ones kept
+                # (a small model that repeats one short input lists different ones).
+                made = await _generate(
+                    scope, Chunk(first, [rule]), generation, lacking + CANDIDATES, [],
+                    variant=LIST_VARIANT + index, temperature=STEP_TEMPERATURES[1],
+                )  # fmt: skip
+                if made is None:
+                    return
+                _keep(scope, made, {rule.id: lacking})
         mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
         for scenario in others:
             _keep(scope, [_copy(ctx, test, scenario) for test in mine])
@@ -219,8 +234,8 @@ async def _walk(scope: Scope, walk: Walk) -> None:
                 f"{rule.id}|{where}" if where else rule.id,
                 None
                 if got >= total
-                else f"{got} of {total} tests after {len(temperatures)} tries: the answers "
-                "repeated inputs other tests already have",
+                else f"{got} of {total} tests after {len(temperatures) + 1} tries: the "
+                "answers repeated inputs other tests already have",
             )
     if ctx.stage("tests").notes:
         scope.set_count("rules_short", len(ctx.stage("tests").notes))

@@ -193,12 +193,14 @@ def test_a_repeated_input_is_asked_again_then_recorded(fake: FakeLLM, llm: LLM) 
     retries = [t for temperature, t in asked if temperature in tests.STEP_TEMPERATURES[1:]]
     firsts = [t for temperature, t in asked if temperature == tests.STEP_TEMPERATURES[0]]
     # the first rule's input was new; 2 rules got theirs on the first retry, the
-    # stubborn one was asked at both retry temperatures
-    assert len(firsts) == 4 and len(retries) == 4
+    # stubborn one was asked at both retry temperatures, then for a list of candidates
+    assert len(firsts) == 4 and len(retries) == 5
+    listed = fake.requests[-1]["response_format"]["json_schema"]["schema"]["$defs"]["Cases"]
+    assert len(listed["properties"]) == 1 + tests.CANDIDATES
     seeds = [b.get("seed") for b in fake.requests]
     assert len(set(seeds)) == len(seeds)  # each rule and try with a seed of its own
     assert ctx.stage("tests").notes == {
-        stubborn.id: "0 of 1 tests after 3 tries: the answers repeated inputs other tests "
+        stubborn.id: "0 of 1 tests after 4 tries: the answers repeated inputs other tests "
         "already have"
     }
     assert ctx.stage("tests").status == "done"
