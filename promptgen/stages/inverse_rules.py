@@ -18,6 +18,10 @@ from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("rules",)
 phase = "generation"
+# Stepwise (small models), the template asks for the concrete behaviour of a breaking
+# output, with examples (a small model negates word by word: "must include any
+# punctuation"); the checks below refuse a copied example or a restated rule.
+CONCRETE = "inverse_rule_concrete"
 # A rule left without an inverse (the model skipped it, or copied the rule) is asked
 # for again in one more call, inside the same unit.
 ATTEMPTS = 2
@@ -50,7 +54,7 @@ async def _ask(scope: Scope, rules: list[Rule], attempt: int) -> str | None:
     """Inverses for `rules` in one call, added to the context; the error, if it failed."""
     ctx, gen = scope.ctx, scope.cfg.gen
     messages = stage_messages(
-        "inverse_rules",
+        CONCRETE if scope.cfg.stepwise else "inverse_rules",
         rules=numbered([r.text for r in rules]),
         instructions=instruction(ctx.prompt, gen.instructions, "inverse_output_rules"),
     )
@@ -109,7 +113,7 @@ def _restates(inverse: str, rule: str) -> bool:
 @functools.cache
 def _examples() -> tuple[str, ...]:
     """The example inverses the stage prompt shows ("rule" -> "inverse" lines)."""
-    text = (data_dir("prompts") / "inverse_rules.prompty").read_text(encoding="utf-8")
+    text = (data_dir("prompts") / f"{CONCRETE}.prompty").read_text(encoding="utf-8")
     return tuple(re.findall(r'^- ".*?" -> "(.*?)"$', text, re.M))
 
 
