@@ -66,6 +66,8 @@ user:
     ]
     assert seeds[1].context == seeds[2].context == "Things that count against a title:"
     assert seeds[0].context == "" and seeds[1].block == seeds[2].block != seeds[0].block
+    # Items under a lead-in that is no instruction are criteria, kept as written.
+    assert [s.criterion for s in seeds] == [False, True, True, False]
 
 
 def test_template_conditions_are_kept_and_tags_dropped() -> None:
@@ -117,6 +119,7 @@ def test_requirements_listed_under_an_instruction_stay_apart() -> None:
         ("then a blank line and a body o", lead),
         ("Reply with the commit message ", ""),
     ]
+    assert not any(s.criterion for s in seeds)  # what the instruction asks for, rewritten
 
 
 def test_grouping_merges_a_list_first_and_loses_no_instruction() -> None:

@@ -63,6 +63,11 @@ class Seed:
     text: str  # the instruction as written
     block: int  # which list or paragraph it came from (adjacent seeds of one block merge)
     context: str = ""  # a list's lead-in, for an item of that list
+    # An item of a list whose lead-in is not an instruction, not an instruction itself
+    # ("Things that count against a title:" then "- it is too vague"): a criterion the
+    # output applies to the input, kept as written (a rewrite turned it into a rule
+    # about the output's own wording).
+    criterion: bool = False
 
 
 def _words(text: str) -> list[str]:
@@ -192,10 +197,13 @@ def seeds_of_text(text: str) -> list[Seed]:
                     # then "- positive: ...") are part of it, not rules of their own.
                     head = found[owner]
                     joiner = " " if head.text.endswith(":") else "; "
-                    found[owner] = Seed(head.text + joiner + body, head.block, head.context)
+                    found[owner] = Seed(
+                        head.text + joiner + body, head.block, head.context, head.criterion
+                    )
                     continue
                 context = lead if len(_words(lead)) > 2 else ""  # not a bare "Rules:"
-                found.append(Seed(body, number, _join(condition, context)))
+                criterion = bool(context) and owner is None and not is_instruction(body)
+                found.append(Seed(body, number, _join(condition, context), criterion))
                 continue
             lead, owner = "", None
             for sentence in _sentences(item):
@@ -226,7 +234,7 @@ def instruction_seeds(prompt: PromptUnderTest) -> list[Seed]:
             key = " ".join(_words(seed.text))
             if key and key not in seen:
                 seen.add(key)
-                seeds.append(Seed(seed.text, seed.block + offset, seed.context))
+                seeds.append(Seed(seed.text, seed.block + offset, seed.context, seed.criterion))
         offset += 1 + max((s.block for s in found), default=0)
     return seeds
 

@@ -88,11 +88,16 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
     instruction (its words mostly elsewhere, or the instruction's mostly missing) is
     replaced by the instruction itself, so every rule stays grounded in the prompt."""
     gen = scope.cfg.gen
-    quoted = [group_text(g) for g in group(seeds, gen.max_rules or 0)]
+    groups = group(seeds, gen.max_rules or 0)
+    quoted = [group_text(g) for g in groups]
+    criteria = [all(s.criterion for s in g) for g in groups]
     # The author's outputRules guidance is not shown: a small model copied it in place
     # of the instruction (4 of 6 rewrites on samples/sql-from-question.prompty).
 
-    async def rewrite(body: str, lead: str) -> str | None:
+    async def rewrite(body: str, lead: str, criterion: bool) -> str | None:
+        if criterion:  # no call: rewritten, 3 of 5 became rules about the output's wording
+            scope.count("rules_kept_as_written")
+            return as_written(body, lead)
         messages = stage_messages("rule_from_instruction", instruction=body, lead=lead)
         result = await scope.complete(
             messages, model="rules", output=RuleFromInstruction, temperature=gen.temperature
@@ -104,21 +109,31 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
         if faithful(text, f"{lead} {body}"):
             return text
         scope.count("rules_kept_as_written")
-        return f"The output follows this instruction from the prompt: {body}"
+        return as_written(body, lead)
 
-    texts = await asyncio.gather(*(rewrite(body, lead) for body, lead in quoted))
+    texts = await asyncio.gather(
+        *(rewrite(body, lead, c) for (body, lead), c in zip(quoted, criteria, strict=True))
+    )
     if scope.failed:
         return None
     # A small model may say two instructions with one sentence: the later one is kept as
     # written, so neither instruction is lost and no rule is said twice.
     kept: list[str] = []
-    for text, (body, _) in zip(texts, quoted, strict=True):
+    for text, (body, lead) in zip(texts, quoted, strict=True):
         if text and any(near_duplicate(text, k) for k in kept):
             scope.count("rules_kept_as_written")
-            text = f"The output follows this instruction from the prompt: {body}"
+            text = as_written(body, lead)
         kept.append(text or "")
     scope.set_count("instruction_sentences", len(seeds))
     return [t for t in kept if t]
+
+
+AS_WRITTEN = "The output follows this instruction from the prompt:"
+
+
+def as_written(body: str, lead: str = "") -> str:
+    """An instruction kept as the prompt says it, with the lead-in of its list."""
+    return " ".join(p for p in (AS_WRITTEN, lead, body) if p)
 
 
 # Share of a rewrite's own words that must come from its instruction, and of the
@@ -129,12 +144,25 @@ KEPT = 0.35
 
 def faithful(rule: str, source: str) -> bool:
     """Whether `rule` says what `source` says: most of its content words come from the
-    source, and it keeps most of the source's."""
+    source, it keeps most of the source's, and it keeps every number ("at most 72
+    characters" lost its 72 in a rewrite that kept enough words)."""
     said, meant = content_words(rule), content_words(source)
-    if not said or not meant:
+    if not said or not meant or not numbers(source) <= numbers(rule):
         return False
     shared = len(said & meant)
     return shared / len(said) >= FROM_SOURCE and shared / len(meant) >= KEPT
+
+
+# "one" is left out: "write one message" says "a message" as often as a count.
+_COUNTS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_COUNTS, 2)}
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text states, in digits ("one to three" and "1 to 3" are the same)."""
+    return {_NUMBER_WORDS.get(w, w) for w in re.findall(r"[a-z]+|\d+", text.lower())} & (
+        set(_NUMBER_WORDS.values()) | set(re.findall(r"\d+", text))
+    )
 
 
 # Two rules this similar (0-100, on normalised text) are one rule said twice, unless
@@ -169,7 +197,12 @@ def near_duplicate(a: str, b: str) -> bool:
     negations. Stepwise rules are kept apart by it; bench/quality.py counts by it."""
     if same_rule(a, b):
         return True
-    wa, wb = _words(_FRAMING.sub("", a)), _words(_FRAMING.sub("", b))
+    a, b = _unframed(a), _unframed(b)
+    head_a, colon, tail_a = a.rpartition(":")
+    head_b, _, tail_b = b.rpartition(":")
+    if colon and _words(head_a) == _words(head_b):
+        a, b = tail_a, tail_b  # two items of one list: the lead-in they share is no likeness
+    wa, wb = _words(a), _words(b)
     if sorted(w for w in wa if w.isdigit()) != sorted(w for w in wb if w.isdigit()):
         return False
     if sorted(_NEGATIONS.intersection(wa)) != sorted(_NEGATIONS.intersection(wb)):
@@ -180,6 +213,11 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 LOOSELY_SIMILAR = 85
+
+
+def _unframed(text: str) -> str:
+    text = text.removeprefix(AS_WRITTEN)
+    return _FRAMING.sub("", text)
 
 
 def merge_near_duplicates(texts: list[str]) -> list[str]:

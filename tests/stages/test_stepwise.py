@@ -78,12 +78,45 @@ def test_a_rewrite_that_leaves_its_instruction_is_replaced_by_it(fake: FakeLLM, 
     assert ctx.stage("rules").counts["rules_kept_as_written"] == 3
 
 
+def test_criteria_are_kept_as_written_without_a_call(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=0)
+    ctx.prompt = PromptUnderTest(
+        name="titles",
+        messages=[
+            Message(
+                role="system",
+                content="Rate the title from 1 to 5.\n\nThings that count against a title:\n\n"
+                "- it is too vague\n- it uses all capitals\n",
+            ),
+            Message(role="user", content="{{title}}"),
+        ],
+        inputs={"title": PromptInput(name="title", type="string")},
+    )
+    stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
+    assert schema_names(fake) == ["RuleFromInstruction"]  # the instruction, not the criteria
+    lead = "The output follows this instruction from the prompt: Things that count against a title:"
+    assert [r.text for r in ctx.rules] == [
+        "The output does what this says: Rate the title from 1 to 5.",
+        f"{lead} it is too vague",
+        f"{lead} it uses all capitals",
+    ]
+    assert ctx.stage("rules").counts["rules_kept_as_written"] == 2
+
+
 def test_faithful_rewrites() -> None:
     source = "Do not explain your answer, do not add punctuation, and do not repeat the review."
     assert faithful("The output contains no explanation, punctuation or repeated review.", source)
     assert not faithful("The output is one of positive, negative or neutral.", source)
     sql = "Reply with the query in a ```sql code block and nothing else."
     assert not faithful("The output is a SQL query.", sql)
+    first = "a first line of at most 72 characters: type(optional scope): summary"
+    assert not faithful("The output's first line has the form type(scope): summary.", first)
+    assert faithful(
+        "The output's first line is type(scope): summary, at most 72 characters.", first
+    )
+    lines = "a body of one to three short lines"
+    assert faithful("The output has a body of 1 to 3 short lines.", lines)
+    assert not faithful("The output has a body of short lines.", lines)
 
 
 def test_inverses_are_asked_one_rule_per_call_in_stepwise_mode(fake: FakeLLM, llm: LLM) -> None:
@@ -245,4 +278,11 @@ def test_near_duplicates() -> None:
     assert not near_duplicate("The output has at most 3 lines.", "The output has at most 4 lines.")
     assert not near_duplicate(
         "The output repeats the review.", "The output never repeats the review."
+    )
+    lead = "The output follows this instruction from the prompt: Things that count against a title:"
+    assert not near_duplicate(f"{lead} it is too vague", f"{lead} it uses all capitals")
+    assert near_duplicate(f"{lead} it is too vague", f"{lead} it is too vague.")
+    assert near_duplicate(
+        "The output follows this instruction from the prompt: Keep the title and no quotes.",
+        "The output keeps the title and no quotes.",
     )
