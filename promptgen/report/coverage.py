@@ -21,7 +21,8 @@ class Coverage:
 
 def rule_coverage(ctx: Context) -> Coverage:
     scenarios: list[str | None] = [s.name for s in ctx.prompt.scenarios] or [None]
-    have = {(t.rule_id, t.scenario) for t in ctx.tests if t.rule_id}
+    per_scenario = bool(ctx.prompt.scenarios)  # without scenarios, any test of the rule
+    have = {(t.rule_id, t.scenario if per_scenario else None) for t in ctx.tests if t.rule_id}
     notes = ctx.stage("tests").notes
     rules = ctx.all_rules
     with_tests = with_reason = 0

@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from pathlib import Path
 
 from promptgen.context import Context, save_context
+from promptgen.report.coverage import summary_line as coverage_line
 
 TEST_COLUMNS = (
     "id",
@@ -31,18 +33,46 @@ def _cell(value: object) -> str:
 
 def rules_markdown(ctx: Context) -> str:
     inverse = {r.inverse_of: r for r in ctx.inverse_rules}
+    tests = Counter(t.rule_id for t in ctx.tests if t.rule_id)
+    notes = ctx.stage("tests").notes
     lines = [f"# Rules: {ctx.prompt.name}", ""]
     if ctx.intent:
         lines += [f"Intent: {ctx.intent}", ""]
-    lines += ["| id | rule | inverse rule | grounded |", "|---|---|---|---|"]
+    if line := coverage_line(ctx):
+        lines += [line.replace("coverage     ", "Coverage: ", 1) + ".", ""]
+    lines += [
+        "| id | rule | tests | inverse rule | tests | grounded |",
+        "|---|---|---|---|---|---|",
+    ]
     for rule in ctx.rules:
         inv = inverse.get(rule.id)
         grounded = {True: "yes", False: "**no**", None: "not checked"}[rule.grounded]
         if rule.grounded_reason:
             grounded += f": {rule.grounded_reason}"
-        inv_text = f"{inv.text} (`{inv.id}`)" if inv else "(none)"
-        lines.append(f"| `{rule.id}` | {rule.text} | {inv_text} | {grounded} |".replace("\n", " "))
+        cells = [
+            f"`{rule.id}`",
+            rule.text,
+            _tests_cell(rule.id, tests, notes),
+            f"{inv.text} (`{inv.id}`)" if inv else "(none)",
+            _tests_cell(inv.id, tests, notes) if inv else "",
+            grounded,
+        ]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _tests_cell(rule_id: str, tests: Counter[str | None], notes: dict[str, str]) -> str:
+    """How many tests target the rule, or why it has none (the tests stage's notes, keyed
+    by rule id, or by rule id and scenario)."""
+    if tests[rule_id]:
+        return str(tests[rule_id])
+    why = [v for k, v in notes.items() if k == rule_id or k.startswith(f"{rule_id}|")]
+    return "**0**" + (f": {why[0]}" if why else "")
+
+
+def _md(text: str) -> str:
+    """A Markdown table cell: one line, its pipes escaped."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def tests_csv(ctx: Context) -> str:

@@ -356,3 +356,22 @@ def test_reports_never_show_a_key(tmp_path: Path) -> None:
     for text in documents:
         assert key not in text and known not in text
     assert all("redacted" in text for text in documents[:1] + documents[2:])  # md escapes *
+
+
+def test_rules_markdown_counts_each_rules_tests() -> None:
+    from promptgen.report.outputs import rules_markdown
+
+    ctx = report_context()
+    text = rules_markdown(ctx)
+    assert "Coverage: every rule and inverse rule has a test (3 of 3)." in text
+    rows = [line for line in text.splitlines() if line.startswith("| `rule-")]
+    # rule-start: t1 and t5; its inverse: t3; rule-short: t2 and t4, and no inverse.
+    assert [row.split(" | ")[2:5] for row in rows] == [
+        ["2", "The output does not start with Hello (`inv-start`)", "1"],
+        ["2", "(none)", ""],
+    ]
+    ctx.tests = [t for t in ctx.tests if t.rule_id != "inv-start"]
+    ctx.stage("tests").notes["inv-start"] = "every input the model wrote was a duplicate"
+    text = rules_markdown(ctx)
+    assert "Coverage: 2 of 3 rules and inverse rules have a test; 1 without, 1 with" in text
+    assert "| **0**: every input the model wrote was a duplicate |" in text
