@@ -232,10 +232,24 @@ class RunConfig:
         is small by its backend's policy."""
         if self.gen.stepwise != "auto":
             return self.gen.stepwise == "on"
+        return self._small("rules")
+
+    @property
+    def safety(self) -> bool:
+        """Whether the safety pre-check (stages safety and screen) runs: asked, or (not
+        set) where the eval model is not small. The embedded 1.5B judge flagged 12 of 12
+        plain contact-extraction inputs and 8 of 10 commit diffs as harmful, so with it
+        the check dropped the tests instead of screening them (docs/stages.md)."""
+        if self.gen.safety is not None:
+            return self.gen.safety
+        return not self._small("eval")
+
+    def _small(self, role: str) -> bool:
+        """Whether the model of `role` is small by its backend's policy."""
         from promptgen.llm.backend import backend_type
 
         api_base = self.settings.api_base if self.settings else None
-        name = self.settings.resolve("rules") if self.settings else "rules"
+        name = self.settings.resolve(role) if self.settings else role
         return backend_type(name, api_base).policy.small
 
     @property

@@ -202,13 +202,14 @@ class Generation(_Group):
         ),
     ] = True
     safety: Annotated[
-        bool,
+        bool | None,
         Opt(
             "Have the eval model screen the prompt and the generated test inputs for prompt "
-            "injection and harmful content (--no-safety: skip).",
+            "injection and harmful content (not set: on, except where the eval model is the "
+            "embedded one, too small to judge this; --no-safety: skip).",
             key="safety",
         ),
-    ] = True
+    ] = None
     baseline_tests: Annotated[
         bool, Opt("Also write zero-shot baseline tests.", key="baselineTests")
     ] = False

@@ -24,7 +24,7 @@ def eval_tests(ctx: Context, cfg: RunConfig) -> list[Test]:
     """
     options = cfg.ev
     wanted = set(options.test_ids)
-    drop_unsafe = cfg.gen.safety and not options.keep_unsafe
+    drop_unsafe = cfg.safety and not options.keep_unsafe
     eligible = [
         t
         for t in ctx.tests

@@ -69,7 +69,7 @@ def check_counts(ctx: Context, cfg: RunConfig) -> None:
     assert len(ctx.stage("expand").done) == len(generated) * gen.test_expansions
     if gen.validity:
         assert all(t.valid is not None for t in ctx.tests)
-    if gen.safety:  # every test a model wrote was screened; the author's samples are not
+    if cfg.safety:  # every test a model wrote was screened; the author's samples are not
         assert all((t.safety is None) == (t.origin == "sample") for t in ctx.tests)
     # Groundtruth for every evaluated test; a run and a compliance verdict for every cell.
     tests = eval_tests(ctx, cfg)

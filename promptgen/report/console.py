@@ -13,7 +13,7 @@ from promptgen.progress import usage_text
 from promptgen.report.compiled import summary_line as compiled_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.overview import overall_compliance
-from promptgen.report.safety import summary_line
+from promptgen.report.safety import skipped_line, summary_line
 from promptgen.results import Test
 
 
@@ -52,7 +52,10 @@ def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
         + ", ".join(f"{n} {o}" for o, n in sorted(by_origin.items())),
         "by scenario  " + ", ".join(f"{s}: {n}" for s, n in sorted(by_scenario.items())),
         f"invalid      {sum(t.valid is False for t in tests)}",
-        *filter(None, [coverage_line(ctx), summary_line(ctx), compiled_line(ctx)]),
+        *filter(
+            None,
+            [coverage_line(ctx), summary_line(ctx), skipped_line(cfg), compiled_line(ctx)],
+        ),
         f"model use    {usage_text(ctx.usage.total)}",
         f"wall time    {wall:.1f} s",
         f"output       {folder}",

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
+from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.report.stats import excerpt
 from promptgen.results import SafetyVerdict, Test
@@ -50,7 +51,8 @@ def findings(ctx: Context) -> Findings:
         prompt=ctx.safety,
         screened=len(screened),
         flagged=[t for t in screened if t.flagged],
-        dropped=options.generation.safety and not options.evaluation.keep_unsafe,
+        # Not set (None) and tests screened: the judge was not small, so it was on.
+        dropped=options.generation.safety is not False and not options.evaluation.keep_unsafe,
     )
 
 
@@ -73,6 +75,17 @@ def summary_line(ctx: Context) -> str | None:
         return None
     prompt = "not judged" if found.prompt is None else _prompt_label(found.prompt)
     return f"safety       prompt {prompt}; {found.tests_line()}"
+
+
+def skipped_line(cfg: RunConfig) -> str | None:
+    """The console summary's line when the pre-check was left out because the eval model
+    is small (safety not set)."""
+    if cfg.gen.safety is not None or cfg.safety or not cfg.generating:
+        return None
+    return (
+        "safety       not checked: the eval model is too small to judge it "
+        "(--safety checks all the same)"
+    )
 
 
 def _prompt_label(verdict: SafetyVerdict) -> str:

@@ -20,7 +20,7 @@ phase = "generation"
 def enabled(cfg: RunConfig) -> bool:
     """Before generation only: `--tests FILE` and `--samples-only` run the user's own
     tests on a prompt they chose."""
-    return cfg.gen.safety and cfg.generating
+    return cfg.safety and cfg.generating
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:

@@ -27,7 +27,7 @@ BATCH = 8
 
 
 def enabled(cfg: RunConfig) -> bool:
-    return cfg.gen.safety and cfg.generating
+    return cfg.safety and cfg.generating
 
 
 def unscreened(ctx: Context) -> list[Test]:

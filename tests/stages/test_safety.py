@@ -5,6 +5,7 @@ an item an answer leaves out is asked again; --no-safety calls nothing."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,26 @@ def test_given_tests_are_not_screened(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1, tests=2)
     cfg = config(ctx, llm, evaluation={"test_ids": [t.id for t in ctx.tests]})
     assert not safety.enabled(cfg) and not screen.enabled(cfg)
+
+
+def test_not_set_it_is_off_where_the_eval_model_is_the_embedded_one(tmp_path: Path) -> None:
+    """The embedded 1.5B judge flagged plain contact-extraction inputs and commit diffs
+    as harmful, so the pre-check is off for it unless asked for."""
+    from promptgen.config import RunConfig
+    from promptgen.llm.config import load_settings
+    from promptgen.report.safety import skipped_line
+
+    ctx = context(rules=1)
+    local = LLM(load_settings({"eval": "local/qwen2.5-coder-1.5b"}, env={}, cwd=tmp_path))
+    remote = LLM(load_settings({"api_base": "http://127.0.0.1:9/v1"}, env={}, cwd=tmp_path))
+    small: RunConfig = config(ctx, local)
+    assert small.safety is False and not safety.enabled(small) and not screen.enabled(small)
+    assert skipped_line(small) == (
+        "safety       not checked: the eval model is too small to judge it "
+        "(--safety checks all the same)"
+    )
+    forced = config(ctx, local, generation={"safety": True})
+    assert forced.safety is True and screen.enabled(forced) and skipped_line(forced) is None
+    assert config(ctx, remote).safety is True and skipped_line(config(ctx, remote)) is None
+    off = config(ctx, remote, generation={"safety": False})
+    assert off.safety is False and skipped_line(off) is None  # asked for: nothing to say
