@@ -144,13 +144,39 @@ KEPT = 0.35
 
 def faithful(rule: str, source: str) -> bool:
     """Whether `rule` says what `source` says: most of its content words come from the
-    source, it keeps most of the source's, and it keeps every number ("at most 72
-    characters" lost its 72 in a rewrite that kept enough words)."""
+    source, it keeps most of the source's, it states the source's numbers and no others
+    ("at most 72 characters" lost its 72 in a rewrite that kept enough words; "write one
+    haiku" became "a three-line poem with 5 syllables per line"), and it keeps the act
+    each prohibition forbids ("never guess an email address" became "should not contain
+    any email addresses")."""
     said, meant = content_words(rule), content_words(source)
     if not said or not meant or not numbers(source) <= numbers(rule):
         return False
+    if not numbers(rule) - {"1"} <= numbers(source):  # "1 to 3" for "one to three"
+        return False
+    if not forbidden_acts(source) <= {w[:STEM] for w in _words(rule)}:
+        return False
     shared = len(said & meant)
     return shared / len(said) >= FROM_SOURCE and shared / len(meant) >= KEPT
+
+
+# A prohibition's verb: "never guess", "do not repeat", "must not invent".
+_PROHIBITION = re.compile(
+    r"\b(?:never|(?:do|does|must|should|may|can|will)\s+not|don't|doesn't|mustn't|cannot)"
+    r"\s+([a-z]+)",
+    re.IGNORECASE,
+)
+# Verbs too plain to carry the meaning ("do not add punctuation": "no punctuation").
+_LIGHT_VERBS = frozenset(
+    "add be do get give go have include let make put say use write".split()  # noqa: SIM905
+)
+STEM = 4  # letters compared: "explain" / "explanation", "repeat" / "repeated"
+
+
+def forbidden_acts(text: str) -> set[str]:
+    """The stems of the verbs the text's prohibitions forbid."""
+    verbs = (m.group(1).lower() for m in _PROHIBITION.finditer(text))
+    return {v[:STEM] for v in verbs if v not in _LIGHT_VERBS}
 
 
 # "one" is left out: "write one message" says "a message" as often as a count.

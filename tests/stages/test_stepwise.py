@@ -12,7 +12,7 @@ from promptgen.llm import LLM, load_settings
 from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario
 from promptgen.stages import tests
 from promptgen.stages.inverse_rules import about
-from promptgen.stages.rules import faithful
+from promptgen.stages.rules import faithful, forbidden_acts
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
 from tests.stagekit import config, context, schema_names, stage, texts
@@ -117,6 +117,17 @@ def test_faithful_rewrites() -> None:
     lines = "a body of one to three short lines"
     assert faithful("The output has a body of 1 to 3 short lines.", lines)
     assert not faithful("The output has a body of short lines.", lines)
+    # No number the instruction does not state; no forbidden act dropped.
+    haiku = "Write one haiku about whatever the user gives you: a topic, a word or a feeling."
+    assert not faithful("The output is a haiku of three lines about the user's topic.", haiku)
+    assert faithful("The output is one haiku about the topic, word or feeling given.", haiku)
+    guess = "Work only from the given text: never guess an email address or phone number."
+    assert not faithful("The output contains no email address or phone number.", guess)
+    assert faithful("The output never guesses an email address or phone number.", guess)
+    assert forbidden_acts("Do not explain, do not add punctuation; never invent one.") == {
+        "expl",
+        "inve",
+    }
 
 
 def test_inverses_are_asked_one_rule_per_call_in_stepwise_mode(fake: FakeLLM, llm: LLM) -> None:
@@ -260,11 +271,13 @@ def test_a_rule_said_twice_is_kept_as_its_instruction(fake: FakeLLM, llm: LLM) -
     fake.responder = Samey()
     ctx = context(rules=0)
     ctx.prompt = haiku()
-    ctx.prompt.messages[0].content = "Avoid rhyme about the topic. Write three lines about it."
+    ctx.prompt.messages[
+        0
+    ].content = "Avoid rhyme in three lines about the topic. Write three lines."
     stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
     assert [r.text for r in ctx.rules] == [
         "The output should be three lines that avoid rhyme about the topic.",
-        "The output follows this instruction from the prompt: Write three lines about it.",
+        "The output follows this instruction from the prompt: Write three lines.",
     ]
 
 
