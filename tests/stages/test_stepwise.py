@@ -20,19 +20,23 @@ from tests.stagekit import config, context, schema_names, stage, texts
 STEPWISE = {"stepwise": "on"}
 
 
-def haiku(scenarios: int = 0) -> PromptUnderTest:
+def one_input_prompt(name: str, system: str, variable: str, scenarios: int = 0) -> PromptUnderTest:
+    """A system message and a user message that is one input variable."""
     return PromptUnderTest(
-        name="haiku",
+        name=name,
         messages=[
-            Message(
-                role="system",
-                content="You are a poet. Write one haiku about the topic. Avoid rhyme. "
-                "Reply with the three lines only.",
-            ),
-            Message(role="user", content="{{topic}}"),
+            Message(role="system", content=system),
+            Message(role="user", content="{{" + variable + "}}"),
         ],
-        inputs={"topic": PromptInput(name="topic", type="string")},
+        inputs={variable: PromptInput(name=variable, type="string")},
         scenarios=[Scenario(name=f"s{i}", instructions=f"case {i}") for i in range(scenarios)],
+    )
+
+
+def haiku(scenarios: int = 0) -> PromptUnderTest:
+    system = "You are a poet. Write one haiku about the topic. Avoid rhyme. "
+    return one_input_prompt(
+        "haiku", system + "Reply with the three lines only.", "topic", scenarios
     )
 
 
@@ -80,17 +84,9 @@ def test_a_rewrite_that_leaves_its_instruction_is_replaced_by_it(fake: FakeLLM, 
 
 def test_criteria_are_kept_as_written_without_a_call(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=0)
-    ctx.prompt = PromptUnderTest(
-        name="titles",
-        messages=[
-            Message(
-                role="system",
-                content="Rate the title from 1 to 5.\n\nThings that count against a title:\n\n"
-                "- it is too vague\n- it uses all capitals\n",
-            ),
-            Message(role="user", content="{{title}}"),
-        ],
-        inputs={"title": PromptInput(name="title", type="string")},
+    system = "Rate the title from 1 to 5.\n\nThings that count against a title:\n\n"
+    ctx.prompt = one_input_prompt(
+        "titles", system + "- it is too vague\n- it uses all capitals\n", "title"
     )
     stage("rules", ctx, config(ctx, llm, generation=STEPWISE), llm)
     assert schema_names(fake) == ["RuleFromInstruction"]  # the instruction, not the criteria
