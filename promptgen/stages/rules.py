@@ -186,9 +186,8 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(_COUNTS, 2)}
 
 def numbers(text: str) -> set[str]:
     """The numbers a text states, in digits ("one to three" and "1 to 3" are the same)."""
-    return {_NUMBER_WORDS.get(w, w) for w in re.findall(r"[a-z]+|\d+", text.lower())} & (
-        set(_NUMBER_WORDS.values()) | set(re.findall(r"\d+", text))
-    )
+    words = re.findall(r"[a-z]+|\d+", text.lower())
+    return {_NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in _NUMBER_WORDS}
 
 
 # Two rules this similar (0-100, on normalised text) are one rule said twice, unless
