@@ -23,6 +23,14 @@ Printed per sample:
 - coverage: (rule or inverse rule, scenario) pairs with at least one generated test;
   "reasons": the pairs without one that carry a recorded reason;
 - valid: generated tests the validity judge accepted;
+- placeholders: generated tests whose input holds template syntax or copies the prompt's
+  own text (`promptgen.prompting.input_checks`; target 0);
+- restating: inverse rules that do not contradict their rule
+  (`promptgen.prompting.inverse_forms.contradicts`; target 0);
+- dup inputs: pairs of generated tests of one scenario with near-duplicate inputs (the
+  same words once stop words are set aside, or token-sort similarity >= 85);
+- behaviours: behaviours listed (stage behaviours) and those a test exercises; classes:
+  the output classes the prompt names and those a test expects;
 - time: wall seconds of the generation command (target: 600 on 2 cores).
 
     python bench/quality.py --local                       # the embedded 1.5B model
@@ -59,7 +67,7 @@ from promptgen.api import load_context
 from promptgen.discover import find_prompts
 from promptgen.prompting import stage_messages
 from promptgen.prompting.bounded import Text
-from promptgen.stages.rules import near_duplicate
+from promptgen.prompting.likeness import near_duplicate
 
 LOCAL = "local/qwen2.5-coder-1.5b"
 INSTRUCTIONS = ".instructions.txt"  # a prompt's hand-written instruction list, beside it
@@ -93,6 +101,13 @@ class Figures:
     judged_valid: int = 0
     seconds: float = 0.0
     judge_seconds: float = 0.0
+    placeholders: int = 0
+    restating: int = 0
+    dup_inputs: int = 0
+    behaviours: int = 0
+    behaviours_tested: int = 0
+    classes: int = 0
+    classes_tested: int = 0
     error: str = ""
     matches: list[dict[str, Any]] = field(default_factory=list)
 
@@ -147,6 +162,42 @@ def test_figures(ctx: Any, figures: Figures) -> None:
     figures.dup_pairs = near_duplicate_pairs([r.text for r in ctx.rules]) + near_duplicate_pairs(
         [r.text for r in ctx.inverse_rules]
     )
+    suite_figures(ctx, figures)
+
+
+def suite_figures(ctx: Any, figures: Figures) -> None:
+    """What a person rating the suite looks at first: template syntax or copied prompt
+    text in inputs, inverses that restate their rule, near-duplicate inputs, behaviours
+    and output classes exercised."""
+    from promptgen.prompting.input_checks import copies, near_duplicate_inputs, placeholder
+    from promptgen.prompting.inverse_forms import contradicts
+
+    generated = [t for t in ctx.tests if t.origin == "generated"]
+    prompt_words = "\n".join(m.content for m in ctx.prompt.messages if m.content)
+    names = list(ctx.prompt.inputs)
+    figures.placeholders = sum(
+        bool(
+            placeholder(t.inputs, names) or any(copies(v, prompt_words) for v in t.inputs.values())
+        )
+        for t in generated
+    )
+    rules = {r.id: r for r in ctx.rules}
+    figures.restating = sum(
+        not contradicts(inv.text, (rules[inv.inverse_of].source or rules[inv.inverse_of].text))
+        for inv in ctx.inverse_rules
+        if inv.inverse_of in rules
+    )
+    figures.dup_inputs = sum(
+        a.scenario == b.scenario and near_duplicate_inputs(a.inputs, b.inputs)
+        for i, a in enumerate(generated)
+        for b in generated[i + 1 :]
+    )
+    exercised = {b for t in ctx.tests for b in t.behaviours}
+    figures.behaviours = len(ctx.behaviours)
+    figures.behaviours_tested = sum(b.id in exercised for b in ctx.behaviours)
+    classes = {b.expected_class for b in ctx.behaviours if b.kind == "class" and b.expected_class}
+    expected = {t.expected_class for t in generated if t.expected_class}
+    figures.classes, figures.classes_tested = len(classes), len(classes & expected)
 
 
 def shortlist(instruction: str, rules: list[str]) -> list[int]:
@@ -252,6 +303,23 @@ def judge(prompt: Path, name: str, folder: Path, models: list[str], cache: bool)
     return figures
 
 
+def suite_only(name: str, folder: Path) -> Figures:
+    """The suite figures of a run already generated, without a model call. A run made
+    before behaviours existed gets them derived from its prompt, none counted as tested."""
+    from promptgen.prompting.behaviours import derive
+
+    figures = Figures(name)
+    try:
+        ctx = load_context(folder / "context.json")
+    except Exception as err:  # a missing or broken run: said in its row
+        figures.error = str(err)
+        return figures
+    if not ctx.behaviours:
+        ctx.behaviours = derive(ctx.prompt)
+    test_figures(ctx, figures)
+    return figures
+
+
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
 
@@ -266,6 +334,25 @@ def samples(names: list[str]) -> list[tuple[Path, str]]:
     if names:
         found = [(p, n) for p, n in found if n in names or p.name.split(".")[0] in names]
     return found
+
+
+def suite_table(rows: list[Figures]) -> str:
+    """The suite figures: placeholders, restating inverses, duplicate inputs, behaviours
+    and classes exercised."""
+    head = (
+        f"{'sample':<34} {'tests':>5} {'placeholders':>12} {'restating':>9} {'dup inputs':>10} "
+        f"{'behaviours':>10} {'classes':>7}"
+    )
+    lines = [head, "-" * len(head)]
+    for f in rows:
+        if f.error and not f.rules:
+            continue
+        lines.append(
+            f"{f.sample:<34} {f.tests:>5} {f.placeholders:>12} {f.restating:>9} "
+            f"{f.dup_inputs:>10} {f'{f.behaviours_tested}/{f.behaviours}':>10} "
+            f"{f'{f.classes_tested}/{f.classes}':>7}"
+        )
+    return "\n".join(lines)
 
 
 def table(rows: list[Figures]) -> str:
@@ -298,6 +385,10 @@ def verdicts(rows: list[Figures]) -> list[str]:
         ("ungrounded <= 10%", lambda f: f.ungrounded_share <= TARGETS["ungrounded"]),
         ("no near-duplicate pairs", lambda f: f.dup_pairs == 0),
         ("coverage 100%", lambda f: f.coverage >= TARGETS["coverage"]),
+        ("no placeholder inputs", lambda f: f.placeholders == 0),
+        ("no restating inverses", lambda f: f.restating == 0),
+        ("no near-duplicate inputs", lambda f: f.dup_inputs == 0),
+        ("every output class tested", lambda f: f.classes_tested == f.classes),
         ("generation <= 600 s", lambda f: f.seconds <= TARGETS["time"]),
     ]
     out = []
@@ -316,6 +407,13 @@ def main() -> None:
     parser.add_argument("--model", default="bench-model", help="model name at --api-base")
     parser.add_argument("--samples", nargs="*", default=[], help="sample names (default: all)")
     parser.add_argument("--effort", default="min")
+    parser.add_argument(
+        "--stepwise",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the generation's --stepwise (off with --local: the whole-prompt path on the "
+        "embedded model)",
+    )
     parser.add_argument("--out", type=Path, help="keep the runs here (default: a temp dir)")
     parser.add_argument(
         "--cache",
@@ -325,15 +423,16 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     parser.add_argument(
         "--phase",
-        choices=("all", "generate", "judge"),
+        choices=("all", "generate", "judge", "suite"),
         default="all",
-        help="generate only (timed), or judge runs already generated in --out",
+        help="generate only (timed), judge runs already generated in --out, or print only "
+        "the suite figures of those runs (no model call)",
     )
     parser.add_argument("--show", action="store_true", help="print each sample's matches")
     args = parser.parse_args()
 
-    if args.phase == "judge" and not args.out:
-        parser.error("--phase judge needs the --out of the generation phase")
+    if args.phase in ("judge", "suite") and not args.out:
+        parser.error(f"--phase {args.phase} needs the --out of the generation phase")
     out = args.out or Path(tempfile.mkdtemp(prefix="promptgen-quality-"))
     server = None
     if args.local:
@@ -346,13 +445,16 @@ def main() -> None:
             args.api_base = server.url
         models = ["--rules-model", args.model, "--eval-model", args.model]
         models += ["--api-base", args.api_base]
+    generation = [*models, "--stepwise", args.stepwise]
     rows = []
     chosen = samples(args.samples)
     try:
         if args.phase in ("all", "generate"):  # every generation first, then the judging
             for prompt, name in chosen:
                 print(f"... generating {name}", file=sys.stderr, flush=True)
-                generate(prompt, out / name, models, args.cache, args.effort)
+                generate(prompt, out / name, generation, args.cache, args.effort)
+        if args.phase == "suite":
+            rows = [suite_only(name, out / name) for _, name in chosen]
         if args.phase in ("all", "judge"):
             for prompt, name in chosen:
                 print(f"... judging {name}", file=sys.stderr, flush=True)
@@ -364,8 +466,14 @@ def main() -> None:
     if args.phase == "generate":
         print(f"generated in {out}: judge with --phase judge --out {out}")
         return
+    if args.phase == "suite":
+        print(f"suite figures of the runs in {out}")
+        print(suite_table(rows))
+        return
     print(f"rule and test quality at --effort {args.effort} ({where_}; runs in {out})")
     print(table(rows))
+    print()
+    print(suite_table(rows))
     print()
     print("\n".join(verdicts(rows)))
     if args.show:

@@ -30,6 +30,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
     BatchJob,
+    Behaviour,
     CompiledRule,
     GroundtruthAttempt,
     MetricInfo,
@@ -73,6 +74,9 @@ class Context(BaseModel):
     input_spec: str | None = None
     rules: list[Rule] = Field(default_factory=list)
     inverse_rules: list[Rule] = Field(default_factory=list)
+    behaviours: list[Behaviour] = Field(
+        default_factory=list, description="What the suite must exercise (stage behaviours)."
+    )
     tests: list[Test] = Field(default_factory=list)
     test_runs: list[TestRun] = Field(default_factory=list)
     metrics: list[MetricInfo] = Field(

@@ -210,6 +210,15 @@ class Generation(_Group):
             key="safety",
         ),
     ] = None
+    behaviours: Annotated[
+        bool,
+        Opt(
+            "Plan tests for the behaviours the prompt names (each output class, condition, "
+            "prohibition's temptation, boundary and hostile input), not only for its rules "
+            "(--no-behaviours: a test per rule and inverse rule only).",
+            key="behaviours",
+        ),
+    ] = True
     baseline_tests: Annotated[
         bool, Opt("Also write zero-shot baseline tests.", key="baselineTests")
     ] = False
@@ -280,7 +289,7 @@ class Evaluation(_Group):
             "Tests evaluated (all: no limit).",
             EVAL,
             key="maxTestsToRun",
-            presets=(10, 30, 100, None),
+            presets=(20, 30, 100, None),
         ),
     ] = None
     keep_invalid: Annotated[

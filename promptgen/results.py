@@ -84,16 +84,63 @@ class Rule(_Record):
     inverse_of: str | None = Field(None, description="Id of the rule this one negates.")
     grounded: bool | None = None
     grounded_reason: str | None = None
+    source: str | None = Field(
+        None,
+        description="The prompt's instruction the rule was read from (stepwise), as written.",
+    )
 
     @classmethod
-    def make(cls, text: str, *, inverse_of: str | None = None) -> Rule:
+    def make(cls, text: str, *, inverse_of: str | None = None, source: str | None = None) -> Rule:
         prefix = "inv" if inverse_of else "rule"
         return cls(
             id=content_id(prefix, text.strip(), inverse_of),
             text=text.strip(),
             inverse=inverse_of is not None,
             inverse_of=inverse_of,
+            source=source,
         )
+
+
+BehaviourKind = Literal[
+    "class", "condition", "criterion", "temptation", "guidance", "variety", "model"
+]  # fmt: skip
+
+
+class Behaviour(_Record):
+    """Something a good suite must exercise: an output class the prompt names, a condition
+    or exception it states, a prohibition's temptation, a criterion it applies, a case
+    the author's guidance names, or a boundary or hostile input. Tests record the
+    behaviours they exercise (`Test.behaviours`)."""
+
+    id: str
+    kind: BehaviourKind
+    text: str = Field(description="The case, said of the input: 'the customer is mostly unhappy'.")
+    source: str | None = Field(
+        None, description="The prompt's (or guidance's) words it comes from."
+    )
+    expected_class: str | None = Field(
+        None, description="The class or label a correct output gives for such an input."
+    )
+    expected_output: str | None = Field(
+        None, description="The whole output, where the prompt dictates it ('[]', 'negative')."
+    )
+    inputs: dict[str, Any] = Field(
+        default_factory=dict, description="Input values the case fixes (an empty message, a flag)."
+    )
+    appended: dict[str, str] = Field(
+        default_factory=dict,
+        description="Text added to the end of a written input (a hostile instruction).",
+    )
+
+    @property
+    def suffix(self) -> bool:
+        return bool(self.appended)
+
+    @classmethod
+    def make(cls, kind: BehaviourKind, text: str, **fields: Any) -> Behaviour:
+        text = " ".join(text.split())
+        inputs = fields.get("inputs") or {}
+        return cls(id=content_id("beh", kind, text, inputs), kind=kind, text=text, **fields)
 
 
 class Test(_Record):
@@ -107,6 +154,12 @@ class Test(_Record):
     scenario: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
     expected_output: str | None = None
+    expected_class: str | None = Field(
+        None, description="The class or label the prompt makes a correct output give."
+    )
+    behaviours: list[str] = Field(
+        default_factory=list, description="Ids of the behaviours the test exercises."
+    )
     reasoning: str | None = None
     generation: int = 0
     origin: TestOrigin = "generated"

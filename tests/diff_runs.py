@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen import Options, run
-from promptgen.options import Evaluation, Models, Run
+from promptgen.options import Evaluation, Generation, Models, Run
 from tests.conftest import REPO
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
@@ -66,6 +66,8 @@ def run_once(folder: Path, responder: PipelineResponder, sample: Path = SAMPLE) 
     with FakeLLM(responder=responder) as fake:
         options = Options(
             effort="min",
+            # a test per rule and inverse rule, as the figures above count them
+            generation=Generation(behaviours=False),
             models=Models(api_base=fake.url, models=["m1", "m2"]),
             evaluation=Evaluation(checks=[CHECK], runs_per_test=2),
             run=Run(out=folder, cache=False, quiet=True),

@@ -18,6 +18,25 @@ from typing import Any
 
 from tests.fakellm import Reply
 
+# Words a fake test input is made of, picked by a hash of where it stands, so that no two
+# inputs are near-duplicates (promptgen drops those) and the same request gets the same.
+_WORDS = """amber anchor apple arrow autumn badge banjo barley beacon birch blanket bolt bramble
+    bridge bucket cactus candle canyon carrot castle cedar chalk cherry cider clover
+    comet copper coral cotton crane crystal daisy delta denim desert dingo dolphin
+    dragon ember engine falcon fern ferry fiddle flint forest fossil garnet ginger
+    glacier granite harbor hazel helmet heron hickory island ivory jasmine jigsaw
+    juniper kayak kettle kiwi ladder lantern lemon lilac linen lobster locket magnet
+    maple marble meadow mint mosaic nectar needle nickel oasis olive onyx orchid otter
+    paddle parrot pebble pepper pillow pine plum pocket quartz quill raven reef ribbon
+    river rocket saddle saffron sapphire shovel silver sparrow spruce statue tango
+    thistle thunder tiger timber tulip tundra velvet violet walnut whistle willow window
+    zephyr zinnia""".split()  # noqa: SIM905
+
+
+def distinct_words(*parts: Any) -> str:
+    digest = hashlib.sha256(json.dumps(parts, default=str).encode()).digest()
+    return " ".join(_WORDS[b % len(_WORDS)] for b in digest[:4])
+
 
 class PipelineResponder:
     def __init__(
@@ -49,6 +68,10 @@ class PipelineResponder:
         # The safety judge: a text holding one of these words is flagged with its label
         # (the prompt, or a numbered test input); everything else is safe.
         self.unsafe_words: dict[str, str] = {"INJECTME": "injection", "HARMME": "harmful"}
+        # Stepwise writing: the case each written input was asked for (the class check
+        # reads it back), and classes the check reads as another ({"neutral": "positive"}).
+        self.written: dict[str, str] = {}
+        self.misread: dict[str, str] = {}
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -106,8 +129,17 @@ class PipelineResponder:
         if name == "Screening":
             items = dict(re.findall(r"^(\d+)\. (.*)$", text, re.M))
             return {k: self._safety(items.get(k, "")) for k in numbers}
-        if name in ("TestCases", "TestCase"):
+        if name in ("TestCases", "TestCase", "TestInputs"):
             return self._cases(name, schema, text, n)
+        if name == "ClassCheck":
+            return {"label": self._class_of(schema, text)}
+        if name == "BehavioursAnswer":
+            return {
+                "behaviours": [
+                    {"case": "the input is much longer than usual", "expected_class": None},
+                    {"case": "the input mixes two languages", "expected_class": None},
+                ]
+            }
         if name == "ComplianceVerdict":
             bad = self.bad_word in text  # only an output under test ever holds the word
             rules = re.findall(r"^\d+\. (.*)$", text, re.M)
@@ -147,6 +179,19 @@ class PipelineResponder:
                 k: {"importance": (n + int(k)) % 10 + 1, "note": f"checks {k}"} for k in numbers
             }
         return {"answer": "ok"}
+
+    def _class_of(self, schema: dict[str, Any], text: str) -> str:
+        """The class a written input reads as: the one its case was written for (found
+        through the case the writer was given), unless `misread` names another."""
+        labels = schema["properties"]["label"]["enum"]
+        value = text.split("Text:\n", 1)[-1].split("\n\nCases:", 1)[0]
+        case = self.written.get(value.strip(), "")
+        lines = dict(re.findall(r"^- (\S+?)(?:: (.*))?$", text.split("Cases:", 1)[-1], re.M))
+        for label in labels:
+            meaning = lines.get(label) or ""
+            if (meaning and meaning in case) or f'"{label}"' in case:
+                return self.misread.get(label, label)
+        return labels[0]
 
     def _safety(self, text: str) -> dict[str, str]:
         for word, label in self.unsafe_words.items():
@@ -217,7 +262,12 @@ class PipelineResponder:
 
         def case(label: str, k: int) -> dict[str, Any]:
             return {
-                "inputs": {i: value(props[i], f"{i} value {n}-{label}-{k}", k) for i in inputs},
+                "inputs": {
+                    i: value(
+                        props[i], f"{i} value {n}-{label}-{k} {distinct_words(n, label, k, i)}", k
+                    )
+                    for i in inputs
+                },
                 "expected_output": f"expected for {label} #{k}",
                 "reasoning": f"targets {label}",
             }
@@ -227,10 +277,27 @@ class PipelineResponder:
             single["expected_output"] = f"re-derived for the harder input {n}"
             return single
         top = list(schema.get("properties", {}))
-        if "Cases" not in defs:  # baseline: numbered cases, no rules
+        if name == "TestInputs":  # stepwise: numbered sets of input values only
+            asked = re.search(r"in which (.*)\.\s*$", text, re.S)
+            out = {}
+            for k in range(1, len(top) + 1):
+                values = case("W", k - 1)["inputs"]
+                for v in values.values():
+                    if isinstance(v, str):
+                        self.written[v.strip()] = asked.group(1) if asked else ""
+                out[str(k)] = {"inputs": values}
+            return out
+        if not any(d.startswith("Cases") for d in defs):  # baseline: numbered, no rules
             return {str(k): case("B", k - 1) for k in range(1, len(top) + 1)}
-        count = len(defs["Cases"]["properties"])
-        return {label: {str(k + 1): case(label, k) for k in range(count)} for label in top}
+        answer = {}
+        for label in top:
+            node = schema["properties"][label]
+            ref = node.get("$ref") or next(
+                (b["$ref"] for b in node.get("anyOf", []) if "$ref" in b), "#/$defs/Cases"
+            )
+            count = len(defs[ref.rsplit("/", 1)[-1]]["properties"])
+            answer[label] = {str(k + 1): case(label, k) for k in range(count)}
+        return answer
 
 
 class DropOnce(PipelineResponder):

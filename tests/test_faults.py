@@ -29,7 +29,7 @@ from promptgen.report.files import write_reports
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overall_compliance, overview
 from promptgen.results import Test
-from promptgen.selection import cells
+from promptgen.selection import cells, eval_tests
 from promptgen.stages import groundtruth, runs
 from tests.conftest import OPEN_GATEWAYS, REPO, run
 from tests.fakellm import FakeLLM, Reply, finished_reply
@@ -228,8 +228,8 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     assert planned and sorted(r.key for r in ctx.test_runs) == sorted(planned)
     assert all(r.ok and r.metrics for r in ctx.test_runs)
     assert all(ctx.rule(t.rule_id) is not None for t in ctx.tests if t.origin != "baseline")
-    # The mock's schema-only verdicts flag some tests unsafe: those are never run.
-    evaluated = [t for t in ctx.tests if t.valid is not False and not t.flagged]
+    # The tests evaluated (valid, not flagged, within maxTestsToRun) all have a reference.
+    evaluated = eval_tests(ctx, cfg)
     assert all(t.groundtruth_status is not None for t in evaluated)
     # Every empty or cut-off reply the mock sent a model under test was flagged as such
     # (a failed cell is asked once per run, so each fault shows in the run that got it).

@@ -26,7 +26,7 @@ def test_every_stage_comes_after_what_it_waits_for() -> None:
     for name, stage in STAGES.items():
         for before in waits_for(stage):
             assert order.index(before) < order.index(name), (before, name)
-    assert order[:3] == ["input_spec", "intent", "rules"]
+    assert order[:4] == ["behaviours", "input_spec", "intent", "rules"]
     assert order[-2:] == ["metrics", "compile_rules"]  # compiled checks need verdicts
     assert set(order) == {p.stem for p in (REPO / "promptgen" / "stages").glob("[!_]*.py")}
 
@@ -65,8 +65,9 @@ def _cfg(effort: str, **evaluation: object) -> RunConfig:
 
 def test_critical_path_from_the_declarations() -> None:
     # intent|input_spec|rules -> inverse_rules -> tests [-> expand] -> screen|validity
-    # (the safety screen is on at every effort; validity from low)
-    assert [critical_path(_cfg(e)) for e in ("min", "low", "medium", "high")] == [4, 4, 5, 6]
+    # (the safety screen is on at every effort; validity from low); the tests of every
+    # slot in one call per chunk, whatever testGenerations
+    assert [critical_path(_cfg(e)) for e in ("min", "low", "medium", "high")] == [4, 4, 5, 5]
     options, sources = resolve_options({"effort": "min", "safety": False})  # --no-safety
     assert critical_path(build_config(context().prompt, options, sources)) == 3
     # ... -> runs -> metrics; with groundtruth: answer -> score -> metrics
@@ -79,8 +80,8 @@ def test_unfinished_is_read_off_the_context_not_a_saved_status(tmp_path: Path) -
     cfg = _cfg("min")
     for name in STAGES:
         ctx.stage(name).status = "done"  # a stale record says everything is done ...
-    # ... but no test exists, and the prompt has no safety verdict
-    assert unfinished(ctx, cfg, "generation") == ["safety", "tests"]
+    # ... but no behaviour was listed, no test exists, and the prompt has no safety verdict
+    assert unfinished(ctx, cfg, "generation") == ["behaviours", "safety", "tests"]
     assert isinstance(ctx, Context)
 
 

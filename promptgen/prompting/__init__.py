@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import re
 from typing import Any
 
 from promptgen.context import Context
@@ -36,6 +37,45 @@ def prompt_text(prompt: PromptUnderTest) -> str:
             for v in prompt.variants
         )
     return _messages_text(prompt.messages)
+
+
+_TAG = re.compile(
+    r"\{%-?\s*(.*?)\s*-?%\}|\{\{([#^/])\s*(.*?)\s*\}\}|\{\{\s*(.*?)\s*\}\}|\{#.*?#\}", re.S
+)
+
+
+def _slot(match: re.Match[str]) -> str:
+    """A template tag said without template syntax: "[review]", "[when x is set]"."""
+    block, section, name, value = match.groups()
+    if value is not None:
+        return f"[{value.split('|')[0].strip()}]"
+    if section is not None:
+        return {"#": f"[when {name} is set]", "^": f"[when {name} is not set]", "/": "[end]"}[
+            section
+        ]
+    if block is None:
+        return ""  # a comment
+    word, _, rest = block.partition(" ")
+    if word in ("if", "elif"):
+        return f"[when {rest}]"
+    if word == "else":
+        return "[otherwise]"
+    if word in ("endif", "endfor"):
+        return "[end]"
+    if word == "for":
+        return f"[for {rest}]"
+    return ""
+
+
+def writer_view(prompt: PromptUnderTest) -> str:
+    """The prompt under test as a test writer sees it: its messages with every template
+    tag said in brackets ("[review]", "[when output_format == 'csv']"), never as template
+    syntax (a small writer copied `{{review}}` as a test's input)."""
+    return _PYFORMAT.sub(lambda m: f"[{m.group(1)}]", _TAG.sub(_slot, prompt_text(prompt)))
+
+
+# str.format / LVE placeholders ("{request}"), said the same way.
+_PYFORMAT = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
 
 
 def _messages_text(messages: list[Message]) -> str:

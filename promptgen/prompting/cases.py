@@ -74,14 +74,21 @@ def _input_type(shape: str) -> Any:
     return _declared(spec["type"])
 
 
-@functools.lru_cache(maxsize=256)
-def _case_model(shapes: tuple[tuple[str, str], ...]) -> type[BaseModel]:
+def _inputs_of(shapes: tuple[tuple[str, str], ...], nullable: bool = True) -> type[BaseModel]:
     # Field names are safe identifiers; the JSON keys are the input names themselves.
     fields: dict[str, Any] = {
-        f"input_{i}": (_input_type(shape) | None, Field(alias=name))
+        f"input_{i}": (
+            (_input_type(shape) | None) if nullable else _input_type(shape),
+            Field(alias=name),
+        )
         for i, (name, shape) in enumerate(shapes)
     }
-    inputs = create_model("Inputs", __base__=_Open, **fields)
+    return create_model("Inputs", __base__=_Open, **fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _case_model(shapes: tuple[tuple[str, str], ...]) -> type[BaseModel]:
+    inputs = _inputs_of(shapes)
     return create_model(
         "TestCase",
         __base__=_Open,
@@ -93,12 +100,26 @@ def _case_model(shapes: tuple[tuple[str, str], ...]) -> type[BaseModel]:
 
 @functools.lru_cache(maxsize=256)
 def _cases_model(
-    shapes: tuple[tuple[str, str], ...], labels: tuple[str, ...], count: int
+    shapes: tuple[tuple[str, str], ...], counts: tuple[tuple[str, int], ...], count: int
 ) -> type[BaseModel]:
     case = _case_model(shapes)
-    if not labels:
+    if not counts:
         return numbered_model("TestCases", count, case)
-    return keyed_model("TestCases", labels, numbered_model("Cases", count, case))
+    sizes = {n for _, n in counts}
+    if len(sizes) == 1:  # every label the same number of cases: one shared definition
+        labels = tuple(k for k, _ in counts)
+        return keyed_model("TestCases", labels, numbered_model("Cases", sizes.pop(), case))
+    fields: dict[str, Any] = {
+        f"k{i}": (numbered_model(f"Cases{n}", n, case), Field(None, alias=label))
+        for i, (label, n) in enumerate(counts)
+    }
+    return _labelled(fields)
+
+
+def _labelled(fields: dict[str, Any]) -> type[BaseModel]:
+    from promptgen.prompting.per_item import lenient_keyed
+
+    return lenient_keyed("TestCases", fields)
 
 
 def _shapes(prompt: PromptUnderTest, names: list[str]) -> tuple[tuple[str, str], ...]:
@@ -112,22 +133,38 @@ def case_model(prompt: PromptUnderTest, names: list[str]) -> type[BaseModel]:
 
 
 def cases_model(
-    prompt: PromptUnderTest, names: list[str], labels: list[str] | None = None, count: int = 1
+    prompt: PromptUnderTest,
+    names: list[str],
+    counts: dict[str, int] | None = None,
+    count: int = 1,
 ) -> type[BaseModel]:
-    """Test cases numbered "1" .. `count` under each rule label (generation), or `count`
-    numbered cases in all (baseline, no labels). Every label and number is a required
-    property: a server that follows the schema can neither skip nor mislabel one; a
-    malformed case comes back as missing, never sinking the answer."""
-    return _cases_model(_shapes(prompt, names), tuple(labels or ()), count)
+    """Test cases numbered "1" .. n under each rule label, n = `counts[label]`
+    (generation), or `count` numbered cases in all (baseline, no labels). Every label and
+    number is a required property: a server that follows the schema can neither skip nor
+    mislabel one; a malformed case comes back as missing, never sinking the answer."""
+    return _cases_model(_shapes(prompt, names), tuple((counts or {}).items()), count)
 
 
-def labelled_cases(parsed: BaseModel) -> list[tuple[str, Any]]:
-    """(label, case) for each well-formed case of a `cases_model` answer with labels, in
-    label and number order."""
+@functools.lru_cache(maxsize=256)
+def _inputs_model(shapes: tuple[tuple[str, str], ...], count: int) -> type[BaseModel]:
+    case = create_model("TestInput", __base__=_Open, inputs=(_inputs_of(shapes, False), ...))
+    return numbered_model("TestInputs", count, case)
+
+
+def inputs_model(prompt: PromptUnderTest, names: list[str], count: int = 1) -> type[BaseModel]:
+    """`count` numbered sets of input values, nothing else (stepwise: a small model asked
+    for an expected output echoed the input or described the prompt, so none is asked;
+    each value is required, never null)."""
+    return _inputs_model(_shapes(prompt, names), count)
+
+
+def labelled_cases(parsed: BaseModel) -> list[tuple[str, int, Any]]:
+    """(label, number, case) for each well-formed case of a `cases_model` answer with
+    labels, in label and number order."""
     out = []
     for label, numbered in keyed_answers(parsed).items():
         cases = answers(numbered)
-        out += [(label, cases[k]) for k in sorted(cases)]
+        out += [(label, k, cases[k]) for k in sorted(cases)]
     return out
 
 
@@ -142,15 +179,22 @@ def case_inputs(case: BaseModel) -> dict[str, Any]:
 
 
 def complete_inputs(
-    prompt: PromptUnderTest, inputs: dict[str, Any], names: list[str]
+    prompt: PromptUnderTest, inputs: dict[str, Any], names: list[str], repair: bool = True
 ) -> tuple[dict[str, Any] | None, bool]:
-    """Fill a missing input from its default or sample. (None, _) when it cannot be filled;
-    the flag says whether anything was repaired."""
+    """Fill a missing input from its default or sample. (None, _) when it cannot be filled
+    (or, without `repair`, when one is missing: a generated test's expected output was
+    written for the input it has, never for a sample put in its place); the flag says
+    whether anything was repaired."""
     repaired = False
     out = {}
     for name in names:
         value = inputs.get(name)
         if value is None or (isinstance(value, str) and not value.strip()):
+            if not repair:
+                if name in inputs and value is not None:
+                    out[name] = value  # an empty value the case itself asks for
+                    continue
+                return None, repaired
             spec = prompt.inputs[name]
             fill = spec.default if spec.default is not None else spec.sample
             if fill is None:

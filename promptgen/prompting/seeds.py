@@ -68,6 +68,9 @@ class Seed:
     # output applies to the input, kept as written (a rewrite turned it into a rule
     # about the output's own wording).
     criterion: bool = False
+    # The choices of an instruction's list, as written ("positive: the customer is
+    # mostly pleased"): the output classes the prompt names (prompting/behaviours.py).
+    options: tuple[str, ...] = ()
 
 
 def _words(text: str) -> list[str]:
@@ -198,7 +201,11 @@ def seeds_of_text(text: str) -> list[Seed]:
                     head = found[owner]
                     joiner = " " if head.text.endswith(":") else "; "
                     found[owner] = Seed(
-                        head.text + joiner + body, head.block, head.context, head.criterion
+                        head.text + joiner + body,
+                        head.block,
+                        head.context,
+                        head.criterion,
+                        (*head.options, body),
                     )
                     continue
                 context = lead if len(_words(lead)) > 2 else ""  # not a bare "Rules:"
@@ -234,7 +241,9 @@ def instruction_seeds(prompt: PromptUnderTest) -> list[Seed]:
             key = " ".join(_words(seed.text))
             if key and key not in seen:
                 seen.add(key)
-                seeds.append(Seed(seed.text, seed.block + offset, seed.context, seed.criterion))
+                seeds.append(
+                    Seed(seed.text, seed.block + offset, seed.context, seed.criterion, seed.options)
+                )
         offset += 1 + max((s.block for s in found), default=0)
     return seeds
 

@@ -11,6 +11,7 @@ from promptgen.options import Options, flat
 from promptgen.pipeline import critical_path, plan, unfinished
 from promptgen.progress import usage_text
 from promptgen.report.compiled import summary_line as compiled_line
+from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
@@ -54,7 +55,13 @@ def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
         f"invalid      {sum(t.valid is False for t in tests)}",
         *filter(
             None,
-            [coverage_line(ctx), summary_line(ctx), skipped_line(cfg), compiled_line(ctx)],
+            [
+                coverage_line(ctx),
+                behaviour_line(ctx),
+                summary_line(ctx),
+                skipped_line(cfg),
+                compiled_line(ctx),
+            ],
         ),
         f"model use    {usage_text(ctx.usage.total)}",
         f"wall time    {wall:.1f} s",

@@ -35,6 +35,46 @@ def rule_coverage(ctx: Context) -> Coverage:
     return Coverage(len(rules) * len(scenarios), with_tests, with_reason)
 
 
+@dataclass(frozen=True)
+class BehaviourCoverage:
+    listed: int
+    with_tests: int
+    with_reason: int  # no test, and the tests stage said why
+    classes: int  # behaviours that are output classes
+    classes_with_tests: int
+
+
+def behaviour_coverage(ctx: Context) -> BehaviourCoverage:
+    """Which behaviours a test exercises (stage behaviours; Test.behaviours)."""
+    exercised = {b for t in ctx.tests for b in t.behaviours}
+    notes = ctx.stage("tests").notes
+    reasons = {k.split("|", 1)[0] for k in notes}
+    listed = ctx.behaviours
+    classes = [b for b in listed if b.kind == "class"]
+    return BehaviourCoverage(
+        listed=len(listed),
+        with_tests=sum(b.id in exercised for b in listed),
+        with_reason=sum(b.id not in exercised and b.id in reasons for b in listed),
+        classes=len(classes),
+        classes_with_tests=sum(b.id in exercised for b in classes),
+    )
+
+
+def behaviour_line(ctx: Context) -> str:
+    """ "behaviours   11 of 12 exercised by a test (4 of 4 output classes); 1 without,
+    with the reason in rules.md" ("" before there are behaviours)."""
+    cov = behaviour_coverage(ctx)
+    if not cov.listed or not ctx.tests:
+        return ""
+    classes = f" ({cov.classes_with_tests} of {cov.classes} output classes)" if cov.classes else ""
+    line = f"behaviours   {cov.with_tests} of {cov.listed} exercised by a test{classes}"
+    missing = cov.listed - cov.with_tests
+    if missing:
+        why = f", {cov.with_reason} with the reason in rules.md" if cov.with_reason else ""
+        line += f"; {missing} without{why}"
+    return line
+
+
 def summary_line(ctx: Context) -> str:
     """ "coverage     every rule and inverse rule has a test (12 of 12)", or how many have
     none ("" before there are rules)."""

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from promptgen.context import Context, save_context
+from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 
 TEST_COLUMNS = (
@@ -17,9 +18,11 @@ TEST_COLUMNS = (
     "scenario",
     "rule_id",
     "inverse",
+    "behaviours",  # ids of the behaviours the test exercises (rules.md lists them)
     "valid",
     "inputs",
     "expected_output",
+    "expected_class",
     "reasoning",
     "reference",  # where accuracy's reference comes from (Test.reference)
 )
@@ -28,6 +31,8 @@ TEST_COLUMNS = (
 def _cell(value: object) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return " ".join(map(str, value))
     return "" if value is None else str(value)
 
 
@@ -58,6 +63,41 @@ def rules_markdown(ctx: Context) -> str:
             grounded,
         ]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n" + behaviours_markdown(ctx)
+
+
+KIND_NAMES = {
+    "class": "output class",
+    "condition": "condition",
+    "criterion": "criterion",
+    "temptation": "temptation",
+    "guidance": "author's case",
+    "variety": "boundary",
+    "model": "found by the model",
+}
+
+
+def behaviours_markdown(ctx: Context) -> str:
+    """The behaviours the suite must exercise, each with its test count or the reason
+    it has none."""
+    if not ctx.behaviours:
+        return ""
+    counts = Counter(b for t in ctx.tests for b in t.behaviours)
+    notes = ctx.stage("tests").notes
+    lines = ["", "## Behaviours", ""]
+    if line := behaviour_line(ctx):
+        said = line.replace("behaviours   ", "Behaviours: ", 1).replace("in rules.md", "below")
+        lines += [said + ".", ""]
+    lines += ["| behaviour | kind | expected | tests |", "|---|---|---|---|"]
+    for b in ctx.behaviours:
+        if counts[b.id]:
+            tests = str(counts[b.id])
+        else:
+            why = [v for k, v in notes.items() if k.split("|", 1)[0] == b.id]
+            tests = "**0**" + (f": {why[0]}" if why else "")
+        expected = b.expected_output or b.expected_class or ""
+        cells = [b.text, KIND_NAMES.get(b.kind, b.kind), expected, tests]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -86,21 +126,30 @@ def tests_csv(ctx: Context) -> str:
 
 def tests_markdown(ctx: Context) -> str:
     rules = {r.id: r for r in ctx.all_rules}
+    behaviours = {b.id: b for b in ctx.behaviours}
     lines = [f"# Tests: {ctx.prompt.name}", ""]
-    lines += ["| # | origin | scenario | rule | valid | inputs | expected output | reference |"]
-    lines += ["|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| # | origin | scenario | rule | behaviour | valid | inputs | expected output "
+        "| reference |"
+    ]
+    lines += ["|---|---|---|---|---|---|---|---|---|"]
     for i, test in enumerate(ctx.tests, start=1):
         rule = rules.get(test.rule_id or "")
         rule_text = ("(inverse) " if test.inverse else "") + (rule.text if rule else "")
         valid = {True: "yes", False: "**no**", None: ""}[test.valid]
+        said = "; ".join(behaviours[b].text for b in test.behaviours if b in behaviours)
+        expected = test.expected_output or (
+            f"(class: {test.expected_class})" if test.expected_class else ""
+        )
         cells = [
             str(i),
             test.origin,
             test.scenario or "",
             rule_text,
+            said,
             valid,
             _cell(test.inputs),
-            test.expected_output or "",
+            expected,
             test.reference,
         ]
         lines.append(

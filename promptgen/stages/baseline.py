@@ -9,16 +9,18 @@ from promptgen.prompting import (
     fixed_text,
     generated_inputs,
     inputs_text,
-    prompt_text,
     scenario_text,
     stage_messages,
+    writer_view,
 )
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, numbered_cases
+from promptgen.prompting.input_checks import kind_of, problem
+from promptgen.prompting.writing import echoes
 from promptgen.results import Test
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
-from promptgen.stages.tests import target_rules
+from promptgen.stages.tests import planned
 
-requires = ("rules", "inverse_rules")
+requires = ("rules", "inverse_rules", "behaviours")
 phase = "generation"
 
 
@@ -42,13 +44,13 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 
 
 async def run(item: WorkItem, scope: Scope) -> None:
-    ctx, gen = scope.ctx, scope.cfg.gen
+    ctx = scope.ctx
     scenario: Scenario | None = item.data
-    # As many as test generation asks for, so the two can run side by side.
-    count = max(1, len(target_rules(ctx, scope.cfg)) * gen.tests_per_rule * gen.test_generations)
+    # As many as test generation plans for a scenario, so the two can run side by side.
+    count = max(1, len(planned(ctx, scope.cfg)))
     names = generated_inputs(ctx.prompt, set(scenario.parameters) if scenario else None)
     messages = stage_messages(
-        "baseline", prompt=prompt_text(ctx.prompt), inputs=inputs_text(ctx.prompt, names),
+        "baseline", prompt=writer_view(ctx.prompt), inputs=inputs_text(ctx.prompt, names),
         count=count, scenario=scenario_text(scenario), fixed=fixed_text(ctx.prompt),
     )  # fmt: skip
     result = await scope.complete(
@@ -60,16 +62,26 @@ async def run(item: WorkItem, scope: Scope) -> None:
         return
     name = scenario.name if scenario else None
     known = {t.id for t in ctx.tests}
+    others = [t.inputs for t in ctx.tests if t.scenario == name and t.origin == "baseline"]
+    others += [t.inputs for t in ctx.tests if t.origin == "sample"]
     for case in numbered_cases(result.parsed):
-        inputs, _ = complete_inputs(ctx.prompt, case_inputs(case), names)
+        written = case_inputs(case)
+        inputs, _ = complete_inputs(ctx.prompt, written, names, repair=False)
+        why = problem(written, ctx.prompt, names, others=others) if inputs is not None else None
         if inputs is None:
             scope.count("missing_input_dropped")
             continue
+        if why is not None:
+            scope.count("invalid_dropped")
+            scope.count(f"dropped_{kind_of(why)}")
+            continue
+        others.append(inputs)
+        expected = case.expected_output
         test = Test(
             id=Test.make_id("baseline", None, name, inputs),
             scenario=name,
             inputs=inputs,
-            expected_output=case.expected_output,
+            expected_output=None if expected and echoes(expected, inputs) else expected,
             reasoning=case.reasoning,
             origin="baseline",
         )

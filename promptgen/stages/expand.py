@@ -10,10 +10,12 @@ from promptgen.prompting import (
     fixed_text,
     generated_inputs,
     instruction,
-    prompt_text,
     stage_messages,
+    writer_view,
 )
 from promptgen.prompting.cases import case_inputs, case_model, complete_inputs, shown
+from promptgen.prompting.input_checks import InputIndex, kind_of, problem
+from promptgen.prompting.writing import echoes
 from promptgen.results import Test
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 
@@ -67,7 +69,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     names = generated_inputs(ctx.prompt, fixed)
     messages = stage_messages(
         "expand",
-        prompt=prompt_text(ctx.prompt),
+        prompt=writer_view(ctx.prompt),
         rule=rule.text if rule else "",
         test=shown(test),
         input_spec=ctx.input_spec,
@@ -80,18 +82,45 @@ async def run(item: WorkItem, scope: Scope) -> None:
     if not result.ok:
         scope.fail(result.error)
         return
-    inputs, _ = complete_inputs(ctx.prompt, case_inputs(result.parsed), names)
-    if inputs is None:
-        inputs = test.inputs
-    new_id = Test.make_id("expanded", test.rule_id, test.scenario, inputs)
     scope.done()
+    written = case_inputs(result.parsed)
+    inputs, _ = complete_inputs(ctx.prompt, written, names, repair=False)
+    # Against the tests that were there before expansion began (generated, baseline,
+    # samples); another chain's expansion, made before or after this one, is met in
+    # `_keep`, which keeps the one whose parent sorts first.
+    others = [
+        t.inputs
+        for t in ctx.tests
+        if t.origin != "expanded" and (t.scenario == test.scenario or t.origin == "sample")
+    ]
+    why = problem(written, ctx.prompt, names, others=others) if inputs is not None else "empty"
+    if inputs is None or why is not None:
+        # Not a valid new test (an input left out, template syntax, the parent again):
+        # the chain ends here, and the stage says how many ended so.
+        scope.count("invalid_dropped")
+        scope.count(f"dropped_{kind_of(why or 'is empty')}")
+        return
+    new_id = Test.make_id("expanded", test.rule_id, test.scenario, inputs)
+    dictated = next(
+        (
+            b.expected_output
+            for b in ctx.behaviours
+            if b.id in test.behaviours and b.expected_output
+        ),
+        None,
+    )
+    expected = dictated or result.parsed.expected_output
+    if dictated is None and expected and echoes(expected, inputs):
+        expected = None
     expanded = Test(
         id=new_id,
         rule_id=test.rule_id,
         inverse=test.inverse,
         scenario=test.scenario,
         inputs=inputs,
-        expected_output=result.parsed.expected_output,  # recomputed for the new input
+        expected_output=expected,  # recomputed for the new input (or the prompt's own)
+        expected_class=test.expected_class,
+        behaviours=list(test.behaviours),
         reasoning=result.parsed.reasoning,
         generation=test.generation,
         origin="expanded",
@@ -105,11 +134,21 @@ async def run(item: WorkItem, scope: Scope) -> None:
 
 
 def _keep(ctx: Context, test: Test) -> bool:
-    """Add `test`; when another chain made the same expansion, the one whose parent comes
+    """Add `test`; when another chain made the same expansion (or a near-duplicate of it),
+    the one whose parent comes
     first in the (sorted) tests is kept, whichever call returned first. A round starts
     once the round before is in, so no chain has gone on from the one replaced."""
     position = {t.id: i for i, t in enumerate(ctx.tests)}
     same = position.get(test.id)
+    if same is None:
+        expansions = [
+            i
+            for i, t in enumerate(ctx.tests)
+            if t.origin == "expanded" and t.scenario == test.scenario
+        ]
+        index = InputIndex([ctx.tests[i].inputs for i in expansions])
+        found = index.find(test.inputs)
+        same = expansions[found] if found is not None else None
     if same is None:
         ctx.tests.append(test)
         return True

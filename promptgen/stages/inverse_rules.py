@@ -10,6 +10,8 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction, numbered, stage_messages
 from promptgen.prompting.analysis import inverse_answer
+from promptgen.prompting.inverse_forms import by_form, contradicts
+from promptgen.prompting.likeness import AS_WRITTEN, same_rule
 from promptgen.prompting.per_item import answers
 from promptgen.prompting.seeds import content_words
 from promptgen.resources import data_dir
@@ -37,17 +39,22 @@ def _missing(ctx: Context) -> list[Rule]:
     return [r for r in ctx.rules if r.id not in have]
 
 
+def _asked(ctx: Context) -> list[Rule]:
+    """Rules still without an inverse whose form gives none: a model is asked for these."""
+    return [r for r in _missing(ctx) if by_form(r.text, r.source) is None]
+
+
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     missing = _missing(ctx)
-    calls = len(missing) if cfg.stepwise else 1
+    asked = len(_asked(ctx))
+    calls = asked if cfg.stepwise else min(1, asked)
     return [WorkItem("inverse_rules", calls=calls)] if missing else []
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    missing = len(_missing(ctx)) if ctx.rules else projection.rules
-    if not missing:
-        return 0
-    return missing if cfg.stepwise else 1  # stepwise: one call per rule
+    if not ctx.rules:  # before the rules: every rule asked for (a plan's upper bound)
+        return projection.rules if cfg.stepwise else min(1, projection.rules)
+    return sum(item.calls for item in todo(ctx, cfg))
 
 
 async def _ask(scope: Scope, rules: list[Rule], attempt: int) -> str | None:
@@ -70,9 +77,9 @@ async def _ask(scope: Scope, rules: list[Rule], attempt: int) -> str | None:
         source = rules[number - 1]
         if not text.strip() or _same(text, source.text):
             continue  # a copy of the rule is no inverse: ask again
-        if scope.cfg.stepwise and not about(text, source.text):
+        if not about(text, source.text) or not contradicts(text, source.source or source.text):
             scope.count("inverses_refused")
-            continue  # a small model's restatement, or a copied example: ask again
+            continue  # a restatement, a copied example, or no contradiction: ask again
         if source.id not in have:
             ctx.inverse_rules.append(Rule.make(text, inverse_of=source.id))
             have.add(source.id)
@@ -83,8 +90,6 @@ def about(inverse: str, rule: str) -> bool:
     """Whether `inverse` is about `rule` and says something else: it shares a content
     word with the rule, is not one of the stage prompt's examples copied, and is not the
     rule said again with the same negations (a small model's restatement)."""
-    from promptgen.stages.rules import same_rule
-
     if not content_words(inverse) & content_words(rule):
         return False
     if any(same_rule(inverse, example) for example in _examples()):
@@ -121,6 +126,13 @@ def _unframed(text: str) -> str:
     return re.sub(r"^\W*the output( should| must)?( be| is)?\b", "", text.strip(), flags=re.I)
 
 
+def said_plainly(rule: str) -> str:
+    """The inverse of a rule no form gives and no model said as a contradiction."""
+    if rule.startswith(AS_WRITTEN):
+        return "The output breaks this instruction from the prompt:" + rule[len(AS_WRITTEN) :]
+    return f"The output breaks this rule: {rule}"
+
+
 def _same(a: str, b: str) -> bool:
     def norm(text: str) -> str:
         return " ".join(text.lower().replace(".", " ").split())
@@ -130,6 +142,13 @@ def _same(a: str, b: str) -> bool:
 
 async def run(item: WorkItem, scope: Scope) -> None:
     ctx = scope.ctx
+    # Where the rule's form gives its inverse (a prohibition, a number, a format), no
+    # model is asked (prompting/inverse_forms.py).
+    for rule in _missing(ctx):
+        text = by_form(rule.text, rule.source)
+        if text is not None:
+            ctx.inverse_rules.append(Rule.make(text, inverse_of=rule.id))
+            scope.count("inverses_by_form")
     # Stepwise, each rule in a call of its own: asked for several, a small model
     # answers every number with the same sentence.
     size = 1 if scope.cfg.stepwise else len(ctx.rules) or 1
@@ -143,13 +162,11 @@ async def run(item: WorkItem, scope: Scope) -> None:
         error = next((e for e in errors if e), None)
     order = {r.id: i for i, r in enumerate(ctx.rules)}
     ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
-    if scope.cfg.stepwise:
-        # What a small model could not say concretely is said plainly, so that every
+    if not error:
+        # What the model could not say as a contradiction is said plainly, so that every
         # rule has its inverse (and its inverse's tests).
         for rule in _missing(ctx):
-            ctx.inverse_rules.append(
-                Rule.make(f"The output breaks this rule: {rule.text}", inverse_of=rule.id)
-            )
+            ctx.inverse_rules.append(Rule.make(said_plainly(rule.text), inverse_of=rule.id))
             scope.count("inverses_said_plainly")
         ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
     left = _missing(ctx)

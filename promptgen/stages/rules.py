@@ -11,6 +11,8 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import instruction, stage_messages
 from promptgen.prompting.analysis import RulesAnswer, Sentence, analysis_messages
+from promptgen.prompting.likeness import AS_WRITTEN, near_duplicate, same_rule
+from promptgen.prompting.likeness import words as _words
 from promptgen.prompting.seeds import Seed, content_words, group, group_text, instruction_seeds
 from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
@@ -47,11 +49,13 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 async def run(item: WorkItem, scope: Scope) -> None:
     gen = scope.cfg.gen
     seeds = instruction_seeds(scope.ctx.prompt) if scope.cfg.stepwise else []
-    texts = await (_from_seeds(scope, seeds) if seeds else _from_prompt(scope))
-    if texts is None:
+    found = await (_from_seeds(scope, seeds) if seeds else _from_prompt(scope))
+    if found is None:
         return
+    texts = [text for text, _ in found]
+    sources = dict(reversed(found))  # a text's first source
     distinct = merge_near_duplicates(texts)
-    rules = [Rule.make(text) for text in distinct]
+    rules = [Rule.make(text, source=sources[text]) for text in distinct]
     kept = rules[: gen.max_rules or None]
     scope.ctx.rules = kept
     scope.set_count("rules", len(kept))
@@ -59,7 +63,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     scope.count("near_duplicates_merged", len(texts) - len(distinct))
 
 
-async def _from_prompt(scope: Scope) -> list[str] | None:
+async def _from_prompt(scope: Scope) -> list[tuple[str, str | None]] | None:
     """The model reads the whole prompt and lists its rules (one call)."""
     ctx, gen = scope.ctx, scope.cfg.gen
     messages = analysis_messages(
@@ -74,14 +78,14 @@ async def _from_prompt(scope: Scope) -> list[str] | None:
     if not result.ok:
         scope.fail(result.error)
         return None
-    return [t.strip() for t in result.parsed.rules if t.strip()]
+    return [(t.strip(), None) for t in result.parsed.rules if t.strip()]
 
 
 class RuleFromInstruction(BaseModel):
     rule: Sentence  # type: ignore[valid-type]
 
 
-async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
+async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[tuple[str, str | None]] | None:
     """Stepwise: the prompt's instruction sentences, grouped down to maxRules, each
     rewritten as a rule in a call of its own (asked for several at once, a small model
     answers every number with the same rule). A rewrite that is not faithful to its
@@ -118,17 +122,15 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[str] | None:
         return None
     # A small model may say two instructions with one sentence: the later one is kept as
     # written, so neither instruction is lost and no rule is said twice.
-    kept: list[str] = []
+    kept: list[tuple[str, str | None]] = []
     for text, (body, lead) in zip(texts, quoted, strict=True):
-        if text and any(near_duplicate(text, k) for k in kept):
+        if text and any(near_duplicate(text, k) for k, _ in kept):
             scope.count("rules_kept_as_written")
             text = as_written(body, lead)
-        kept.append(text or "")
+        if text:
+            kept.append((text, " ".join(p for p in (lead, body) if p)))
     scope.set_count("instruction_sentences", len(seeds))
-    return [t for t in kept if t]
-
-
-AS_WRITTEN = "The output follows this instruction from the prompt:"
+    return kept
 
 
 def as_written(body: str, lead: str = "") -> str:
@@ -156,8 +158,24 @@ def faithful(rule: str, source: str) -> bool:
         return False
     if not forbidden_acts(source) <= {w[:STEM] for w in _words(rule)}:
         return False
+    if not _forbids_only_what(rule, source):
+        return False
     shared = len(said & meant)
     return shared / len(said) >= FROM_SOURCE and shared / len(meant) >= KEPT
+
+
+def _forbids_only_what(rule: str, source: str) -> bool:
+    """A rewrite forbids nothing its instruction does not ("Judge the feelings about the
+    product, not about the delivery company" became "... without mentioning the delivery
+    company": a prohibition the prompt never states)."""
+    from promptgen.prompting.behaviours import forbidden
+
+    allowed = [content_words(a) for a in forbidden(source)]
+    for act in forbidden(rule):
+        words = content_words(act) - {"inclu", "add", "use"}
+        if words and not any(words & a for a in allowed):
+            return False
+    return True
 
 
 # A prohibition's verb: "never guess", "do not repeat", "must not invent".
@@ -188,61 +206,6 @@ def numbers(text: str) -> set[str]:
     """The numbers a text states, in digits ("one to three" and "1 to 3" are the same)."""
     words = re.findall(r"[a-z]+|\d+", text.lower())
     return {_NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in _NUMBER_WORDS}
-
-
-# Two rules this similar (0-100, on normalised text) are one rule said twice, unless
-# they differ in a number or a negation ("at most 50 words" / "at most 60 words").
-SIMILAR = 93
-_NEGATIONS = {"not", "no", "never", "none", "nothing", "without", "neither", "nor"}
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower().replace("n't", " not"))
-
-
-def same_rule(a: str, b: str) -> bool:
-    wa, wb = _words(a), _words(b)
-    if wa == wb:
-        return True
-    numbers = [[w for w in ws if w.isdigit()] for ws in (wa, wb)]
-    negations = [sorted(_NEGATIONS.intersection(ws)) for ws in (wa, wb)]
-    if numbers[0] != numbers[1] or negations[0] != negations[1]:
-        return False
-    from rapidfuzz import fuzz
-
-    return fuzz.ratio(" ".join(wa), " ".join(wb)) >= SIMILAR
-
-
-_FRAMING = re.compile(r"^\W*(the )?(output|response|answer)( must| should| is| does)?\b", re.I)
-
-
-def near_duplicate(a: str, b: str) -> bool:
-    """Looser than `same_rule`: the same words in any order once the "The output ..."
-    frame is set aside (token-sort similarity >= 85), with the same numbers and the same
-    negations. Stepwise rules are kept apart by it; bench/quality.py counts by it."""
-    if same_rule(a, b):
-        return True
-    a, b = _unframed(a), _unframed(b)
-    head_a, colon, tail_a = a.rpartition(":")
-    head_b, _, tail_b = b.rpartition(":")
-    if colon and _words(head_a) == _words(head_b):
-        a, b = tail_a, tail_b  # two items of one list: the lead-in they share is no likeness
-    wa, wb = _words(a), _words(b)
-    if sorted(w for w in wa if w.isdigit()) != sorted(w for w in wb if w.isdigit()):
-        return False
-    if sorted(_NEGATIONS.intersection(wa)) != sorted(_NEGATIONS.intersection(wb)):
-        return False
-    from rapidfuzz import fuzz
-
-    return fuzz.token_sort_ratio(" ".join(wa), " ".join(wb)) >= LOOSELY_SIMILAR
-
-
-LOOSELY_SIMILAR = 85
-
-
-def _unframed(text: str) -> str:
-    text = text.removeprefix(AS_WRITTEN)
-    return _FRAMING.sub("", text)
 
 
 def merge_near_duplicates(texts: list[str]) -> list[str]:

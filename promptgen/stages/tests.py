@@ -1,4 +1,13 @@
-"""Test generation: per scenario and chunk of rules, concurrently; plus author samples."""
+"""Test generation: one test per planned slot of (rule, behaviour), plus author samples.
+
+The slots come from `_plan.py`: every behaviour the suite must exercise, paired with the
+rule it tries, and every rule and inverse rule at least `testsPerRule` times. Whole-prompt
+mode asks for the slots of a chunk of rules in one call per scenario (concurrently);
+stepwise mode (small models, `_walk.py`) asks for one slot's inputs at a time. Either
+way a test is kept only when its inputs pass the checks of `prompting/input_checks.py`
+(no template syntax, no copied prompt text, no near-duplicate, of the declared kind),
+and it carries an expected output only where one can be trusted.
+"""
 
 from __future__ import annotations
 
@@ -16,17 +25,22 @@ from promptgen.prompting import (
     generated_inputs,
     inputs_text,
     instruction,
-    prompt_text,
     samples_text,
     scenario_text,
     stage_messages,
+    writer_view,
 )
+from promptgen.prompting.behaviours import derive
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
-from promptgen.results import Rule, Test
+from promptgen.prompting.input_checks import InputIndex, kind_of, problem
+from promptgen.prompting.writing import echoes
+from promptgen.results import Behaviour, Rule, Test
 from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests, test_key
+from promptgen.stages._plan import Slot, plan
+from promptgen.stages.behaviours import guidance
 
-requires = ("intent", "input_spec", "rules", "inverse_rules")
+requires = ("intent", "input_spec", "rules", "inverse_rules", "behaviours")
 # With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
 after = ("groundedness",)
 phase = "generation"
@@ -35,10 +49,33 @@ TOPUP = "top-up"
 STEP = "stepwise"
 
 
+def target_rules(ctx: Context, cfg: RunConfig) -> list[Rule]:
+    """Rules tests are generated for: grounded (if asked), capped, with their inverses."""
+    gen = cfg.gen
+    rules = [r for r in ctx.rules if not (gen.drop_ungrounded and r.grounded is False)]
+    rules = rules[: gen.max_rules or None]
+    kept = {r.id for r in rules}
+    return [*rules, *(r for r in ctx.inverse_rules if r.inverse_of in kept)]
+
+
+def planned(ctx: Context, cfg: RunConfig) -> list[Slot]:
+    """Every slot of the suite: each behaviour once, each target rule at least
+    testsPerRule x testGenerations times."""
+    per_rule = cfg.gen.tests_per_rule * cfg.gen.test_generations
+    return plan(target_rules(ctx, cfg), ctx.behaviours, per_rule)
+
+
 @dataclass
 class Chunk:
     scenario: Scenario | None
-    rules: list[Rule]
+    slots: list[Slot]
+
+    @property
+    def rules(self) -> list[Rule]:
+        seen: dict[str, Rule] = {}
+        for slot in self.slots:
+            seen.setdefault(slot.rule.id, slot.rule)
+        return list(seen.values())
 
     @property
     def key(self) -> str:
@@ -53,38 +90,30 @@ class Chunk:
             labels[f"{prefix}{sum(k[0] == prefix for k in labels) + 1}"] = rule
         return labels
 
-
-def target_rules(ctx: Context, cfg: RunConfig) -> list[Rule]:
-    """Rules tests are generated for: grounded (if asked), capped, with their inverses."""
-    gen = cfg.gen
-    rules = [r for r in ctx.rules if not (gen.drop_ungrounded and r.grounded is False)]
-    rules = rules[: gen.max_rules or None]
-    kept = {r.id for r in rules}
-    return [*rules, *(r for r in ctx.inverse_rules if r.inverse_of in kept)]
+    def cases(self, label: str) -> list[Slot]:
+        rule = self.labels()[label]
+        return [s for s in self.slots if s.rule.id == rule.id]
 
 
 def plan_chunks(ctx: Context, cfg: RunConfig) -> list[Chunk]:
+    slots = planned(ctx, cfg)
     rules = target_rules(ctx, cfg)
     groups = (
         [[r for r in rules if not r.inverse], [r for r in rules if r.inverse]]
         if cfg.gen.split_rules
         else [rules]
     )
-    size = chunk_size(cfg)
+    size = cfg.gen.max_rules_per_test_generation
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
-    return [
-        Chunk(scenario, group[i : i + size])
-        for scenario in scenarios
-        for group in groups
-        if group
-        for i in range(0, len(group), size)
-    ]
-
-
-def chunk_size(cfg: RunConfig) -> int:
-    """Rules per generation call: one in stepwise mode (a small model asked for tests
-    of many rules at once answers for a few and repeats inputs)."""
-    return 1 if cfg.stepwise else cfg.gen.max_rules_per_test_generation
+    chunks = []
+    for scenario in scenarios:
+        for group in groups:
+            for i in range(0, len(group), size):
+                ids = {r.id for r in group[i : i + size]}
+                mine = [s for s in slots if s.rule.id in ids]
+                if mine:
+                    chunks.append(Chunk(scenario, mine))
+    return chunks
 
 
 def input_key(scenario: str | None, inputs: dict[str, Any]) -> str:
@@ -97,41 +126,66 @@ def enabled(cfg: RunConfig) -> bool:
 
 
 def rounds(cfg: RunConfig) -> int:
-    """Each generation round of a chunk sees the tests of the rounds before it (a
-    top-up round follows only when a rule is left short: not planned for)."""
-    return cfg.gen.test_generations
+    """One generation call per chunk (a top-up round follows only when a slot is left
+    without a test: not planned for)."""
+    return 1
 
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
     done = set(ctx.stage("tests").done)
     items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
     if cfg.stepwise:
-        return items + [
-            WorkItem(w.key, w, w.calls) for w in plan_walks(ctx, cfg) if w.key not in done
-        ]
-    calls = cfg.gen.test_generations
-    chunks = [WorkItem(c.key, c, calls) for c in plan_chunks(ctx, cfg) if c.key not in done]
+        from promptgen.stages._walk import Walk
+
+        slots = planned(ctx, cfg)
+        if STEP in done or not slots:
+            return items
+        walk = Walk(list(ctx.prompt.scenarios) or [None], slots)
+        return [*items, WorkItem(STEP, walk, walk.calls(ctx))]
+    chunks = [WorkItem(c.key, c) for c in plan_chunks(ctx, cfg) if c.key not in done]
     if chunks:
         return items + chunks
-    # Every chunk answered: one top-up round per scenario for the rules left short.
+    # Every chunk answered: one top-up round per scenario for the slots left empty.
     return items + [WorkItem(t.key, t) for t in plan_topups(ctx, cfg) if t.key not in done]
 
 
-def rules_short(ctx: Context, cfg: RunConfig, scenario: Scenario | None) -> dict[str, int]:
-    """Target rule id -> how many generated tests it lacks in `scenario`."""
+def filled(ctx: Context, slot: Slot, scenario: str | None) -> bool:
+    """Whether a generated test of the slot's rule (and behaviour) is in `scenario`."""
+    return bool(tests_of(ctx, slot, scenario))
+
+
+def tests_of(ctx: Context, slot: Slot, scenario: str | None) -> list[Test]:
+    behaviour = slot.behaviour.id if slot.behaviour else None
+    return [
+        t
+        for t in ctx.tests
+        if t.origin == "generated"
+        and t.rule_id == slot.rule.id
+        and t.scenario == scenario
+        and (behaviour in t.behaviours if behaviour else not t.behaviours)
+    ]
+
+
+def empty_slots(ctx: Context, cfg: RunConfig, scenario: Scenario | None) -> list[Slot]:
+    """The slots of `scenario` without a test (a plain slot counts as many as planned)."""
     name = scenario.name if scenario else None
-    have = Counter(t.rule_id for t in ctx.tests if t.origin == "generated" and t.scenario == name)
-    wanted = cfg.gen.tests_per_rule
-    return {r.id: wanted - have[r.id] for r in target_rules(ctx, cfg) if have[r.id] < wanted}
+    out = []
+    for slot in planned(ctx, cfg):
+        have = len(tests_of(ctx, slot, name))
+        if slot.behaviour is not None and have:
+            continue
+        if slot.behaviour is None and have > slot.index:
+            continue
+        out.append(slot)
+    return out
 
 
 @dataclass
 class TopUp:
-    """The rules of one scenario that got fewer tests than asked, asked for again once."""
+    """The slots of one scenario that got no test, asked for again once."""
 
     scenario: Scenario | None
-    rules: list[Rule]
-    lacking: dict[str, int]  # rule id -> tests it lacks
+    slots: list[Slot]
 
     @property
     def key(self) -> str:
@@ -140,125 +194,7 @@ class TopUp:
 
 def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
-    plans = []
-    for scenario in scenarios:
-        short = rules_short(ctx, cfg, scenario)
-        if short:
-            rules = [r for r in target_rules(ctx, cfg) if r.id in short]
-            plans.append(TopUp(scenario, rules, short))
-    return plans
-
-
-@dataclass
-class Walk:
-    """Stepwise: the rules in turn, one call per rule and generation round, written for
-    the first scenario; the other scenarios get copies of each test (their own fixed
-    inputs, any input they leave open filled from the prompt's default or sample), so
-    a small model is asked once per rule, not once per rule and scenario."""
-
-    scenarios: list[Scenario | None]
-    rules: list[Rule]
-    rounds: int
-
-    @property
-    def key(self) -> str:
-        return STEP
-
-    @property
-    def calls(self) -> int:
-        return len(self.rules) * self.rounds
-
-
-def plan_walks(ctx: Context, cfg: RunConfig) -> list[Walk]:
-    scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
-    rules = target_rules(ctx, cfg)
-    return [Walk(scenarios, rules, cfg.gen.test_generations)] if rules else []
-
-
-# Stepwise test calls are asked at these temperatures, each rule with seeds of its own:
-# at the usual low temperature a small model wrote one input for every rule (14 of 26
-# answers repeated one on samples/sql-from-question.prompty). A rule whose answer
-# repeats an input already written is asked again at the next, before its shortfall is
-# recorded.
-STEP_TEMPERATURES = (0.7, 1.0, 1.2)
-# Then once more, for this many candidates beyond what the rule lacks (seeds of their own).
-CANDIDATES = 4
-LIST_VARIANT = 1000
-
-
-async def _walk(scope: Scope, walk: Walk) -> None:
-    ctx, cfg = scope.ctx, scope.cfg
-    first, *others = walk.scenarios
-    name = first.name if first else None
-    wanted = cfg.gen.tests_per_rule
-    first_temperature = cfg.gen.temperature  # the user's, when set, for the first try
-    temperatures = (
-        STEP_TEMPERATURES
-        if first_temperature is None
-        else (first_temperature, *STEP_TEMPERATURES[1:])
-    )
-    for index, rule in enumerate(walk.rules):
-        for generation in range(walk.rounds):
-            for attempt, temperature in enumerate(temperatures):
-                mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
-                lacking = wanted * (generation + 1) - len(mine)
-                if lacking <= 0:
-                    break
-                made = await _generate(
-                    scope, Chunk(first, [rule]), generation, lacking, [],
-                    variant=index * len(temperatures) + attempt, temperature=temperature,
-                )  # fmt: skip
-                if made is None:
-                    return  # undone; a re-run asks again (answered from the cache)
-                _keep(scope, made, {rule.id: lacking})
-            mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
-            lacking = wanted * (generation + 1) - len(mine)
-            if lacking > 0:
-                # The last try: several candidates in one answer, the first new ones kept
-                # (a small model that repeats one short input lists different ones).
-                made = await _generate(
-                    scope, Chunk(first, [rule]), generation, lacking + CANDIDATES, [],
-                    variant=LIST_VARIANT + index, temperature=STEP_TEMPERATURES[1],
-                )  # fmt: skip
-                if made is None:
-                    return
-                _keep(scope, made, {rule.id: lacking})
-        mine = [t for t in ctx.tests if t.rule_id == rule.id and t.scenario == name]
-        for scenario in others:
-            _keep(scope, [_copy(ctx, test, scenario) for test in mine])
-        total = wanted * walk.rounds
-        for scenario in walk.scenarios:
-            where = scenario.name if scenario else None
-            got = sum(t.rule_id == rule.id and t.scenario == where for t in ctx.tests)
-            scope.note(
-                f"{rule.id}|{where}" if where else rule.id,
-                None
-                if got >= total
-                else f"{got} of {total} tests after {len(temperatures) + 1} tries: the "
-                "answers repeated inputs other tests already have",
-            )
-    if ctx.stage("tests").notes:
-        scope.set_count("rules_short", len(ctx.stage("tests").notes))
-
-
-def _copy(ctx: Context, test: Test, scenario: Scenario | None) -> Test:
-    """`test` in another scenario: its generated inputs where that scenario asks for
-    them, the scenario's own fixed inputs left to the run, and no expected output (it
-    was written for the first scenario)."""
-    fixed = set(scenario.parameters) if scenario else set()
-    names = generated_inputs(ctx.prompt, fixed)
-    given = {k: v for k, v in test.inputs.items() if k in names}
-    inputs, _ = complete_inputs(ctx.prompt, given, names)
-    inputs = inputs if inputs is not None else given
-    where = scenario.name if scenario else None
-    return test.model_copy(
-        update={
-            "id": Test.make_id("generated", test.rule_id, where, inputs),
-            "scenario": where,
-            "inputs": inputs,
-            "expected_output": None,
-        }
-    )
+    return [TopUp(s, e) for s in scenarios if (e := empty_slots(ctx, cfg, s))]
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
@@ -266,38 +202,49 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     scenarios = max(1, len(ctx.prompt.scenarios))
     if ctx.rules:
         calls = sum(i.calls for i in todo(ctx, cfg))
+        behaviours = ctx.behaviours or _expected_behaviours(ctx, cfg)
+        per_rule = gen.tests_per_rule * gen.test_generations
+        slots = len(plan(target_rules(ctx, cfg), behaviours, per_rule))
     else:
+        # Before the rules: each behaviour fills a rule's slot, those beyond a rule each add
+        # one (the behaviours read from the prompt; a model's are not known yet).
         n = projection.rules
-        groups = [n, n] if gen.split_rules else [2 * n]
-        size = chunk_size(cfg)
-        asked = 1 if cfg.stepwise else scenarios  # stepwise copies tests to the others
-        calls = asked * sum(-(-g // size) for g in groups if g) * gen.test_generations
-    projection.generated = (
-        2 * projection.rules * gen.tests_per_rule * gen.test_generations * scenarios
-    )
+        behaviours = len(ctx.behaviours or _expected_behaviours(ctx, cfg))
+        slots = 2 * n * gen.tests_per_rule * gen.test_generations + max(0, behaviours - 2 * n)
+        if cfg.stepwise:
+            calls = slots  # one call per slot, written for the first scenario
+        else:
+            groups = [n, n] if gen.split_rules else [2 * n]
+            size = gen.max_rules_per_test_generation
+            calls = scenarios * sum(-(-g // size) for g in groups if g)
+    projection.generated = slots * scenarios
     if ctx.tests and "tests" in projection.complete:
         projection.generated = sum(t.origin == "generated" for t in ctx.tests)
     projection.tests = projection.generated
     return calls
 
 
+def _expected_behaviours(ctx: Context, cfg: RunConfig) -> list[Behaviour]:
+    """Before the behaviours stage ran: those read from the prompt (a model's, in
+    whole-prompt mode, are not known yet)."""
+    return derive(ctx.prompt, guidance(ctx, cfg)) if cfg.gen.behaviours else []
+
+
 async def run(item: WorkItem, scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
-    elif isinstance(item.data, Walk):
-        await _walk(scope, item.data)
+    elif item.key == STEP:
+        from promptgen.stages._walk import walk
+
+        await walk(scope, item.data)
     elif isinstance(item.data, TopUp):
         await _top_up(scope, item.data)
     else:
         chunk: Chunk = item.data
-        count = scope.cfg.gen.tests_per_rule
-        new: list[Test] = []
-        for generation in range(scope.cfg.gen.test_generations):
-            made = await _generate(scope, chunk, generation, count, new)
-            if made is None:
-                return  # this chunk stays undone (nothing kept); a re-run asks again
-            new.extend(made)
-        _keep(scope, new)
+        made = await _generate(scope, chunk)
+        if made is None:
+            return  # this chunk stays undone (nothing kept); a re-run asks again
+        keep(scope, made)
     if not scope.failed:
         scope.done()
         sort_tests(scope.ctx)
@@ -313,161 +260,222 @@ def _add_samples(ctx: Context) -> None:
             ctx.tests.append(test)
 
 
-async def _top_up(scope: Scope, plan: TopUp) -> None:
-    """Ask once more for the tests the short rules lack (in chunks as usual), then
-    record why a rule still has fewer than asked."""
+async def _top_up(scope: Scope, plan_: TopUp) -> None:
+    """Ask once more for the slots still without a test (in chunks as usual), then record
+    why one is still empty."""
     ctx, cfg = scope.ctx, scope.cfg
-    size = chunk_size(cfg)
-    short = plan.lacking
-    generation = cfg.gen.test_generations  # after the regular rounds
-    name = plan.scenario.name if plan.scenario else None
+    size = cfg.gen.max_rules_per_test_generation
+    rules = Chunk(plan_.scenario, plan_.slots).rules
     new: list[Test] = []
-    for i in range(0, len(plan.rules), size):
-        chunk = Chunk(plan.scenario, plan.rules[i : i + size])
-        ids = {r.id for r in chunk.rules}
-        earlier = [t for t in ctx.tests if t.rule_id in ids and t.scenario == name]
-        count = max(short.get(r.id, 0) for r in chunk.rules)
-        made = await _generate(scope, chunk, generation, count, earlier)
+    for i in range(0, len(rules), size):
+        ids = {r.id for r in rules[i : i + size]}
+        chunk = Chunk(plan_.scenario, [s for s in plan_.slots if s.rule.id in ids])
+        made = await _generate(scope, chunk, generation=cfg.gen.test_generations)
         if made is None:
             return  # asked again by a re-run
         new.extend(made)
-    _keep(scope, new, short)
-    left = rules_short(ctx, cfg, plan.scenario)
-    where = f" in scenario {plan.scenario.name!r}" if plan.scenario else ""
-    for rule in plan.rules:
-        key = f"{rule.id}|{plan.scenario.name}" if plan.scenario else rule.id
-        lacking = left.get(rule.id)
-        if lacking:
-            got = cfg.gen.tests_per_rule - lacking
-            scope.note(
-                key,
-                f"{got} of {cfg.gen.tests_per_rule} tests{where} after a top-up round: "
-                "the answers held no further test with a new input for this rule",
-            )
-        else:
-            scope.note(key, None)
-    if ctx.stage("tests").notes:
-        scope.set_count("rules_short", len(ctx.stage("tests").notes))
+    keep(scope, new)
+    left = {s.key for s in empty_slots(ctx, cfg, plan_.scenario)}
+    for slot in plan_.slots:
+        scope.note(
+            note_key(slot, plan_.scenario),
+            "no test with a valid new input after a top-up round" if slot.key in left else None,
+        )
+    count_empty(scope)
 
 
-async def _generate(
-    scope: Scope,
-    chunk: Chunk,
-    generation: int,
-    count: int,
-    earlier: list[Test],
-    variant: int = 0,
-    temperature: float | None = None,
-) -> list[Test] | None:
-    """One generation call for `chunk`: `count` tests per rule, different from the
-    `earlier` ones shown. None when the call failed."""
+def note_key(slot: Slot, scenario: Scenario | None) -> str:
+    """Where the tests stage records why a slot has no test: the behaviour's id, or the
+    rule's (with the scenario where there are scenarios)."""
+    key = slot.behaviour.id if slot.behaviour else slot.rule.id
+    return f"{key}|{scenario.name}" if scenario else key
+
+
+def count_empty(scope: Scope) -> None:
+    """The stage's `slots_empty`: how many slots carry a note saying why they have no
+    test (absent when none does)."""
+    record = scope.ctx.stage("tests")
+    if record.notes:
+        record.counts["slots_empty"] = len(record.notes)
+    else:
+        record.counts.pop("slots_empty", None)
+
+
+def _cases_text(chunk: Chunk) -> str:
+    lines = []
+    for label, rule in chunk.labels().items():
+        lines.append(f"{label}. {rule.text}")
+        for number, slot in enumerate(chunk.cases(label), start=1):
+            lines.append(f"   case {number}: {_case_line(slot)}")
+    return "\n".join(lines)
+
+
+def _case_line(slot: Slot) -> str:
+    behaviour = slot.behaviour
+    if behaviour is None:
+        if slot.rule.inverse:
+            return "inputs that tempt a model into this mistake"
+        return "inputs where following this rule matters"
+    line = f"inputs in which {behaviour.text}"
+    if behaviour.expected_class:
+        line += f' (a correct output gives "{behaviour.expected_class}")'
+    if behaviour.inputs:
+        line += (
+            " (with "
+            + ", ".join(f"{k} = {json.dumps(v)}" for k, v in behaviour.inputs.items())
+            + ")"
+        )
+    return line
+
+
+async def _generate(scope: Scope, chunk: Chunk, generation: int = 0) -> list[Test] | None:
+    """One generation call for the slots of `chunk`. None when the call failed."""
     ctx, gen = scope.ctx, scope.cfg.gen
     fixed = set(chunk.scenario.parameters) if chunk.scenario else set()
     names = generated_inputs(ctx.prompt, fixed)
     labels = chunk.labels()
-    rules_text = "\n".join(f"{label}. {rule.text}" for label, rule in labels.items())
-    existing = "\n".join(f"- {json.dumps(t.inputs, ensure_ascii=False)}" for t in earlier)
-    if scope.cfg.stepwise and len(chunk.rules) == 1:
-        # One rule, a short focused prompt. The other tests' inputs are not shown: a small
-        # model shown them copies one.
-        messages = stage_messages(
-            "test_for_rule",
-            prompt=prompt_text(ctx.prompt),
-            intent=ctx.intent,
-            inputs=inputs_text(ctx.prompt, names),
-            rule=chunk.rules[0].text,
-            inverse=chunk.rules[0].inverse,
-            count=count,
-            scenario=scenario_text(chunk.scenario),
-            fixed=fixed_text(ctx.prompt),
-            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
-        )
-    else:
-        messages = stage_messages(
-            "tests",
-            prompt=prompt_text(ctx.prompt),
-            intent=ctx.intent,
-            input_spec=ctx.input_spec,
-            inputs=inputs_text(ctx.prompt, names),
-            rules=rules_text,
-            count=count,
-            scenario=scenario_text(chunk.scenario),
-            fixed=fixed_text(ctx.prompt),
-            samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
-            existing=existing,
-            instructions=instruction(ctx.prompt, gen.instructions, "tests"),
-        )
-    expected = len(labels) * count
+    counts = {label: len(chunk.cases(label)) for label in labels}
+    messages = stage_messages(
+        "tests",
+        prompt=writer_view(ctx.prompt),
+        intent=ctx.intent,
+        input_spec=ctx.input_spec,
+        inputs=inputs_text(ctx.prompt, names),
+        rules=_cases_text(chunk),
+        scenario=scenario_text(chunk.scenario),
+        fixed=fixed_text(ctx.prompt),
+        samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
+        instructions=instruction(ctx.prompt, gen.instructions, "tests"),
+    )
+    expected = sum(counts.values())
     result = await scope.complete(
-        messages, model="rules", output=cases_model(ctx.prompt, names, list(labels), count),
-        temperature=gen.temperature if temperature is None else temperature,
-        max_tokens=min(16000, 400 * expected + 200), variant=variant,
+        messages, model="rules", output=cases_model(ctx.prompt, names, counts),
+        temperature=gen.temperature, max_tokens=min(16000, 400 * expected + 200),
+        variant=generation,
     )  # fmt: skip
     if not result.ok:
         scope.fail(result.error)
         return None
     cases = labelled_cases(result.parsed)
     scope.count("cases_missing", expected - len(cases))
-    return _to_tests(scope, chunk, labels, names, cases, generation)
+    return _to_tests(scope, chunk, names, cases, generation)
 
 
-def _keep(scope: Scope, new: list[Test], limit: dict[str, int] | None = None) -> None:
-    """Add the tests whose input is new; with `limit` (a top-up), at most that many per
-    rule.
+def keep(scope: Scope, new: list[Test]) -> None:
+    """Add the tests whose input is new: neither the same as nor a near-duplicate of a
+    test of its scenario (or an author's sample).
 
-    Chunks run side by side: when two of their tests have one input, the one that sorts
-    first (`test_key`) is kept whichever call returned first, so the test set does not
-    depend on completion order. A top-up never displaces a test."""
+    Chunks run side by side: when two of their tests have one input (or nearly), the one
+    that sorts first (`test_key`) is kept whichever call returned first, so the test set
+    does not depend on completion order."""
     ctx = scope.ctx
-    kept: Counter[str] = Counter()
     rank = test_key(ctx)
-    seen = {input_key(t.scenario, t.inputs): i for i, t in enumerate(ctx.tests)}
+    indexes: dict[str | None, tuple[InputIndex, list[int]]] = {}
+
+    def index_of(scenario: str | None) -> tuple[InputIndex, list[int]]:
+        if scenario not in indexes:
+            index, where = InputIndex(), []
+            for i, t in enumerate(ctx.tests):
+                if t.scenario == scenario or t.origin == "sample":
+                    index.add(t.inputs)
+                    where.append(i)
+            indexes[scenario] = (index, where)
+        return indexes[scenario]
+
     for test in new:
-        key = input_key(test.scenario, test.inputs)
-        if key in seen:
+        index, where = index_of(test.scenario)
+        found = index.find(test.inputs)
+        if found is not None:
             scope.count("duplicates_dropped")
-            other = seen[key]
-            if limit is None and rank(test) < rank(ctx.tests[other]):
+            other = where[found]
+            if ctx.tests[other].origin != "sample" and rank(test) < rank(ctx.tests[other]):
                 ctx.tests[other] = test  # it takes the place of the one it sorts before
+                index.add(test.inputs)
+                where.append(other)
             continue
-        rule = test.rule_id or ""
-        if limit is not None and kept[rule] >= limit.get(rule, 0):
-            continue  # a top-up keeps only what the rule lacks
-        kept[rule] += 1
-        seen[key] = len(ctx.tests)
+        index.add(test.inputs)
+        where.append(len(ctx.tests))
         ctx.tests.append(test)
+
+
+def others_of(ctx: Context, scenario: str | None) -> list[dict[str, Any]]:
+    """Inputs a new test of `scenario` must not repeat: its tests' and the samples'."""
+    return [t.inputs for t in ctx.tests if t.scenario == scenario or t.origin == "sample"]
+
+
+def samples_of(ctx: Context) -> list[dict[str, Any]]:
+    return [t.inputs for t in ctx.tests if t.origin == "sample"]
 
 
 def _to_tests(
     scope: Scope,
     chunk: Chunk,
-    labels: dict[str, Rule],
     names: list[str],
     cases: list[tuple[str, Any]],
     generation: int,
 ) -> list[Test]:
     ctx = scope.ctx
+    labels = chunk.labels()
+    scenario = chunk.scenario.name if chunk.scenario else None
+    # Within the chunk only (and the samples): a test of another chunk, answered before
+    # or after this one, is met in `keep`, which keeps the one that sorts first.
+    others = InputIndex(samples_of(ctx))
     tests = []
-    for label, case in cases:
+    for label, number, case in cases:
         rule = labels[label]  # a property of the schema: always one of the chunk's
-        inputs, repaired = complete_inputs(ctx.prompt, case_inputs(case), names)
-        if inputs is None:
-            scope.count("missing_input_dropped")
+        slots = chunk.cases(label)
+        slot = slots[number - 1] if number <= len(slots) else slots[-1]
+        behaviour = slot.behaviour
+        written = case_inputs(case)
+        fixed = dict(behaviour.inputs) if behaviour else {}
+        inputs, _ = complete_inputs(ctx.prompt, {**written, **fixed}, names, repair=False)
+        why = problem(
+            {**written, **fixed}, ctx.prompt, [n for n in names if n not in fixed],
+            others=others, case=behaviour.text if behaviour else "",
+        )  # fmt: skip
+        if inputs is None or why:
+            scope.count("invalid_dropped")
+            scope.count(f"dropped_{kind_of(why or 'is empty')}")
             continue
-        if repaired:
-            scope.count("missing_input_repaired")
-        scenario = chunk.scenario.name if chunk.scenario else None
+        others.add(inputs)
         tests.append(
-            Test(
-                id=Test.make_id("generated", rule.id, scenario, inputs),
-                rule_id=rule.id,
-                inverse=rule.inverse,  # from the rule itself, never from a position
-                scenario=scenario,
-                inputs=inputs,
-                expected_output=case.expected_output,
-                reasoning=case.reasoning,
-                generation=generation,
-                origin="generated",
+            make_test(
+                rule, behaviour, scenario, inputs, case.expected_output, case.reasoning, generation
             )
         )
     return tests
+
+
+def make_test(
+    rule: Rule,
+    behaviour: Behaviour | None,
+    scenario: str | None,
+    inputs: dict[str, Any],
+    written_expected: str | None,
+    reasoning: str | None,
+    generation: int,
+) -> Test:
+    """A generated test. Its expected output is the one the prompt dictates for the
+    behaviour, else the writer's when it neither echoes the input nor talks about the
+    output (never on an inverse test, whose case tempts a mistake)."""
+    expected = behaviour.expected_output if behaviour else None
+    if expected is None and written_expected and not echoes(written_expected, inputs):
+        expected = written_expected
+    return Test(
+        id=Test.make_id("generated", rule.id, scenario, inputs),
+        rule_id=rule.id,
+        inverse=rule.inverse,  # from the rule itself, never from a position
+        scenario=scenario,
+        inputs=inputs,
+        expected_output=expected,
+        expected_class=behaviour.expected_class if behaviour else None,
+        behaviours=[behaviour.id] if behaviour else [],
+        reasoning=reasoning,
+        generation=generation,
+        origin="generated",
+    )
+
+
+def behaviour_counts(ctx: Context) -> Counter[str]:
+    """Behaviour id -> tests exercising it."""
+    return Counter(b for t in ctx.tests for b in t.behaviours)

@@ -54,23 +54,24 @@ def test_compiled_check_stands_in_for_the_judge(
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     ctx = load_context(first / "context.json")
-    # 2 rules x 2 tests + 2 inverse rules x 2 tests, one run each, all judged
-    assert len(ctx.test_runs) == 8 and asked(fake, "ComplianceVerdict") == 8
+    # 2 rules x 2 tests + 2 inverse rules x 2 tests, and one more for the behaviours
+    # beyond the rules' slots (3 boundary inputs, 2 the model found); all judged
+    assert len(ctx.test_runs) == 9 and asked(fake, "ComplianceVerdict") == 9
     assert asked(fake, "RuleCheckProposal") == 2
     two, hello = ctx.compiled_rules
     assert [r.text for r in ctx.rules] == [TWO_SENTENCES, HELLO]
-    assert (two.status, two.agreed, two.compared) == ("kept", 4, 4)
+    assert (two.status, two.agreed, two.compared) == ("kept", 5, 5)
     assert (hello.status, hello.agreed, hello.compared) == ("disagrees", 0, 4)
     assert "compiled     1 of 2 rules kept as checks; 0 judge calls saved" in made.stdout
     with (first / "overview.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [float(r[two.name]) for r in rows if r["scenario"] == "(all)"] == [100.0]
     report = (first / "report.md").read_text(encoding="utf-8")
-    row = f'| {two.name} | {TWO_SENTENCES} | sentence-count={{"max": 2}} | kept | 100% (4/4) |'
+    row = f'| {two.name} | {TWO_SENTENCES} | sentence-count={{"max": 2}} | kept | 100% (5/5) |'
     assert row in report
     assert "dropped: disagrees with the judge | 0% (0/4)" in report
     html = (first / "report.html").read_text(encoding="utf-8")
-    assert html.count("100% (4/4)") == 1 and html.count("0% (0/4)") == 1
+    assert html.count("100% (5/5)") == 1 and html.count("0% (0/4)") == 1
 
     # A second run per test, with and without the judge standing down.
     control = tmp_path / "control"
@@ -84,14 +85,14 @@ def test_compiled_check_stands_in_for_the_judge(
     plain = promptgen(tmp_path, str(control / "context.json"), *more)
     assert plain.returncode == 0, plain.stderr
     without = asked(fake, "ComplianceVerdict")
-    assert (with_flag, without) == (4, 8)
+    assert (with_flag, without) == (4, 9)
     saved = load_context(first / "context.json").judge_calls_saved
-    assert saved == without - with_flag == 4
-    assert "compiled     1 of 2 rules kept as checks; 4 judge calls saved" in sure.stdout
-    assert "4 compliance judge calls saved" in (first / "report.md").read_text(encoding="utf-8")
+    assert saved == without - with_flag == 5
+    assert "compiled     1 of 2 rules kept as checks; 5 judge calls saved" in sure.stdout
+    assert "5 compliance judge calls saved" in (first / "report.md").read_text(encoding="utf-8")
 
     fake.reset()  # resumed: nothing is asked again
     again = promptgen(tmp_path, str(first / "context.json"), *more, "--judge-only-when-unsure")
     assert again.returncode == 0, again.stderr
     assert fake.requests == []
-    assert load_context(first / "context.json").judge_calls_saved == 4
+    assert load_context(first / "context.json").judge_calls_saved == 5

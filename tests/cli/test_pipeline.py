@@ -101,10 +101,16 @@ def test_every_sample_at_high(
     ctx = load_context(out / "context.json")
     origins = {t.origin for t in ctx.tests}
     assert {"generated", "expanded", "baseline"} <= origins
+    dictated = {b.id: b.expected_output for b in ctx.behaviours if b.expected_output}
     for test in (t for t in ctx.tests if t.origin == "expanded"):
         parent = next(t for t in ctx.tests if t.id == test.parent_id)
         assert test.rule_id == parent.rule_id and test.original_inputs
-        assert test.expected_output != parent.expected_output  # recomputed, not stale
+        assert test.behaviours == parent.behaviours
+        said = [dictated[b] for b in test.behaviours if b in dictated]
+        if said:  # the output the prompt dictates for the case ("negative", "[]")
+            assert test.expected_output == said[0] == parent.expected_output
+        else:  # recomputed, not stale
+            assert test.expected_output != parent.expected_output
     assert all(t.valid is not None for t in ctx.tests)
     assert all(r.grounded is not None for r in ctx.rules)
     generated = sum(t.origin == "generated" for t in ctx.tests)

@@ -81,19 +81,21 @@ def test_flagged_prompt_and_tests(server: tuple[FakeLLM, CraftedTests], tmp_path
     )
     ctx = load_context(tmp_path / "out" / "context.json")
     assert ctx.safety is not None and ctx.safety.verdict == "injection"
-    # min effort: 4 rules and their inverses, one test each, in one generation call.
-    assert len(ctx.tests) == 8
+    # min effort: 4 rules and their inverses, one test each, in one generation call; the
+    # behaviours (3 boundary inputs, 2 the model found) fill the rules' slots, one more.
+    assert len(ctx.tests) == 9
     flagged = {t.id: t.safety for t in ctx.tests if t.flagged}
     assert sorted(flagged.values()) == ["harmful", "injection"]
     assert all(t.safety == "safe" for t in ctx.tests if t.id not in flagged)
-    assert asked(fake)["SafetyAnswer"] == 1 and asked(fake)["Screening"] == 1
-    # The flagged tests are not run: 6 runs, none of a flagged test, no unsafe input sent.
-    assert len(ctx.test_runs) == 6 and len(under_test(fake)) == 6
+    # the prompt once; the 9 tests in batches of 8
+    assert asked(fake)["SafetyAnswer"] == 1 and asked(fake)["Screening"] == 2
+    # The flagged tests are not run: 7 runs, none of a flagged test, no unsafe input sent.
+    assert len(ctx.test_runs) == 7 and len(under_test(fake)) == 7
     assert not {r.test_id for r in ctx.test_runs} & set(flagged)
     assert not any(INJECTION in str(b) or HARMFUL in str(b) for b in under_test(fake))
     line = next(x for x in result.stdout.splitlines() if x.startswith("safety"))
     assert line == (
-        "safety       prompt FLAGGED as prompt injection; 2 of 8 screened tests flagged "
+        "safety       prompt FLAGGED as prompt injection; 2 of 9 screened tests flagged "
         "(1 prompt injection, 1 harmful content), not run on the models "
         "(--keep-unsafe runs them)"
     )
@@ -101,10 +103,10 @@ def test_flagged_prompt_and_tests(server: tuple[FakeLLM, CraftedTests], tmp_path
     section = report.split("## Safety", 1)[1].split("\n## ", 1)[0]
     warning = "> **Warning:** the safety judge flags the prompt under test as **prompt injection**"
     assert warning in section
-    assert "- **Tests:** 2 of 8 screened tests flagged" in section
+    assert "- **Tests:** 2 of 9 screened tests flagged" in section
     rows = [r for r in section.splitlines() if r.startswith("| test-")]
     assert sorted(r.split(" | ")[0][2:] for r in rows) == sorted(flagged)
-    assert "Runs:** 6," in report
+    assert "Runs:** 7," in report
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     block = html.split('<section id="safety">', 1)[1].split("</section>", 1)[0]
     assert block.count("<tr><td") == 2 and "pipe bomb" in block
@@ -122,7 +124,7 @@ def test_keep_unsafe_runs_them_and_a_resume_screens_nothing(
     assert "resuming" in result.stderr
     assert not set(asked(fake)) & set(SAFETY)  # judged once, kept in the context
     ctx = load_context(tmp_path / "out" / "context.json")
-    assert len(ctx.test_runs) == 8 and len(under_test(fake)) == 2  # only the two flagged
+    assert len(ctx.test_runs) == 9 and len(under_test(fake)) == 2  # only the two flagged
     assert sum(INJECTION in str(b) or HARMFUL in str(b) for b in under_test(fake)) == 2
     assert "flagged (1 prompt injection, 1 harmful content), kept in the runs" in result.stdout
 
@@ -132,10 +134,10 @@ def test_no_safety_calls_no_judge(server: tuple[FakeLLM, CraftedTests], tmp_path
     result = run(tmp_path, fake, "--no-safety")
     assert result.returncode == 0, result.stderr
     assert not set(asked(fake)) & set(SAFETY)
-    assert asked(fake)["text"] == 8  # every test runs
+    assert asked(fake)["text"] == 9  # every test runs
     ctx = load_context(tmp_path / "out" / "context.json")
     assert ctx.safety is None and all(t.safety is None for t in ctx.tests)
-    assert len(ctx.test_runs) == 8
+    assert len(ctx.test_runs) == 9
     assert "warning: the safety judge" not in result.stderr
     assert not any(x.startswith("safety") for x in result.stdout.splitlines())
     assert "## Safety" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")

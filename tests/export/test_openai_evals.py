@@ -191,7 +191,7 @@ def test_items_are_the_exported_tests(sentiment_run: SavedRun, tmp_path: Path) -
     ctx = sentiment_run.ctx
     got = export_to(ctx, tmp_path, write_openai)
     tests = exported_tests(ctx)
-    assert len(got.items) == len(tests) == 8
+    assert len(got.items) == len(tests) == 14
     fields = {"review", "input", "expected", "test_id", "rule_id", "scenario", "inverse"}
     assert all(set(item) == fields for item in got.items)
     schema = got.eval["data_source_config"]["item_schema"]

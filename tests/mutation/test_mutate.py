@@ -149,11 +149,13 @@ def test_the_dry_run_counts_the_calls_a_run_makes(
     assert len(fake.requests) == before
     lines = dict(line.split(": ") for line in planned.stdout.strip().splitlines())
     assert set(lines) == {"mutants", "mutant_runs", "total"}
-    # 5 live mutants x 6 tests x (1 call + 1 compliance judgement), and the proposal
-    assert lines["mutant_runs"] == "60" and lines["mutants"] == "1"
+    # 5 live mutants x 8 tests (the rules' slots, filled by behaviours where the prompt
+    # names some, and two more for the behaviours beyond them) x (1 call + 1 compliance
+    # judgement), and the proposal
+    assert lines["mutant_runs"] == "80" and lines["mutants"] == "1"
     result = mutate(tmp_path, fake.url)
     assert result.returncode == 0, result.stderr
-    assert len(fake.requests) - before == 61 == int(lines["total"].split()[0])
+    assert len(fake.requests) - before == 81 == int(lines["total"].split()[0])
 
 
 def test_a_failed_run_resumes_without_asking_twice(

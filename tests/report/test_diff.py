@@ -72,7 +72,8 @@ def test_tests_added_removed_and_changed(result: DiffResult, runs: tuple[Context
     then, now = runs
     assert [t.test_id for t in result.tests_removed] == [labelled(then, "R4")]
     assert [t.test_id for t in result.tests_added] == [labelled(now, "R4")]
-    assert result.tests_added[0].inputs.endswith('R4-0 (reworded)"}')
+    assert result.tests_added[0].inputs.endswith(' (reworded)"}')
+    assert "-R4-0 " in result.tests_added[0].inputs
     assert result.tests_added[0].rule == "The output follows requirement number 4."
     (changed,) = result.tests_changed
     assert changed.test_id == labelled(now, "R1") == labelled(then, "R1")

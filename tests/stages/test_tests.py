@@ -11,15 +11,16 @@ from typing import Any
 from promptgen.llm import LLM
 from promptgen.model import PromptInput
 from promptgen.model import TestSample as Sample
-from promptgen.results import Test
+from promptgen.results import Behaviour, Test
 from promptgen.stage import sort_tests
 from promptgen.stages import tests
 from tests.fakellm import FakeLLM
-from tests.pipeline_fake import PipelineResponder
+from tests.pipeline_fake import PipelineResponder, distinct_words
 from tests.stagekit import FailWhen, config, context, schema_names, stage, texts
 
-# The fake writes inputs "review value <call>-<label>-<k>" for the k-th test of a label.
-INPUT = re.compile(r"review value (\d+)-([RI]\d)-(\d)")
+# The fake writes inputs "review value <call>-<label>-<k> <four words>" for the k-th
+# test of a label.
+INPUT = re.compile(r"review value (\d+)-([RI]\d)-(\d) [a-z ]+")
 
 
 def answer_schemas(fake: FakeLLM) -> list[dict[str, Any]]:
@@ -54,8 +55,14 @@ def test_rules_and_inverses_in_separate_chunks(fake: FakeLLM, llm: LLM) -> None:
     assert [per_label(s) for s in schemas] == [2, 2]
     (r1, r2), (i1, i2) = ctx.rules, ctx.inverse_rules
     sent = texts(fake, "TestCases")
-    assert sum(f"R1. {r1.text}\nR2. {r2.text}\n" in t for t in sent) == 1
-    assert sum(f"I1. {i1.text}\nI2. {i2.text}\n" in t for t in sent) == 1
+    plain = "   case 1: inputs where following this rule matters\n" + (
+        "   case 2: inputs where following this rule matters\n"
+    )
+    tempt = "   case 1: inputs that tempt a model into this mistake\n" + (
+        "   case 2: inputs that tempt a model into this mistake\n"
+    )
+    assert sum(f"R1. {r1.text}\n{plain}R2. {r2.text}\n{plain}" in t for t in sent) == 1
+    assert sum(f"I1. {i1.text}\n{tempt}I2. {i2.text}\n{tempt}" in t for t in sent) == 1
     # Two tests per label, each tied to the rule its label stands for in its chunk.
     by_label = {"R1": r1, "R2": r2, "I1": i1, "I2": i2}
     assert Counter(label_of(t) for t in ctx.tests) == dict.fromkeys(by_label, 2)
@@ -63,7 +70,8 @@ def test_rules_and_inverses_in_separate_chunks(fake: FakeLLM, llm: LLM) -> None:
         rule = by_label[label_of(test)]
         assert (test.rule_id, test.inverse, test.origin) == (rule.id, rule.inverse, "generated")
         assert test.id == Test.make_id("generated", rule.id, None, test.inputs)
-        assert test.expected_output == f"expected for {label_of(test)} #{test.inputs['review'][-1]}"
+        k = INPUT.fullmatch(test.inputs["review"]).group(3)  # type: ignore[union-attr]
+        assert test.expected_output == f"expected for {label_of(test)} #{k}"
     record = ctx.stage("tests")
     assert record.status == "done" and record.failures == {}
     assert sorted(record.done) == sorted(["samples", *(c.key for c in tests.plan_chunks(ctx, cfg))])
@@ -91,25 +99,55 @@ def test_unsplit_rules_share_one_call(fake: FakeLLM, llm: LLM) -> None:
     assert sum(t.inverse for t in ctx.tests) == 4
 
 
-def test_a_second_generation_sees_the_first(fake: FakeLLM, llm: LLM) -> None:
+def test_test_generations_multiply_the_cases_of_a_rule(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     gen = {"split_rules": False, "test_generations": 2}
     stage("tests", ctx, config(ctx, llm, generation=gen), llm)
-    first, second = texts(fake, "TestCases")
-    assert "Tests that already exist" not in first
-    assert '- {"review": "review value 1-R1-0"}' in second
-    assert Counter(t.generation for t in ctx.tests) == {0: 4, 1: 4}
+    (schema,) = answer_schemas(fake)  # one call: the chunk's every slot
+    assert per_label(schema) == 4  # testsPerRule 2 x testGenerations 2
+    assert Counter(t.rule_id for t in ctx.tests) == {r.id: 4 for r in ctx.all_rules}
+
+
+def test_each_case_is_written_for_its_behaviour(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    ctx.rules[0] = ctx.rules[0].model_copy(update={"source": "Answer with one word."})
+    source = "Answer with one word."
+    unhappy = Behaviour.make(
+        "class", "the customer is mostly unhappy", source=source, expected_class="negative",
+        expected_output="negative",
+    )  # fmt: skip
+    pleased = Behaviour.make("class", "the customer is mostly pleased", source=source,
+                             expected_class="positive")  # fmt: skip
+    ctx.behaviours = [unhappy, pleased]
+    stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
+    (text,) = texts(fake, "TestCases")
+    assert (
+        f"R1. {ctx.rules[0].text}\n"
+        "   case 1: inputs in which the customer is mostly unhappy "
+        '(a correct output gives "negative")\n'
+        "   case 2: inputs in which the customer is mostly pleased "
+        '(a correct output gives "positive")\n'
+    ) in text
+    by_case = {t.behaviours[0]: t for t in ctx.tests if t.behaviours}
+    # the output the prompt dictates, not the writer's; else the writer's
+    assert by_case[unhappy.id].expected_output == "negative"
+    assert by_case[pleased.id].expected_output == "expected for R1 #1"
+    assert by_case[pleased.id].expected_class == "positive"
+    assert "{{" not in text  # the prompt is shown with its slots in brackets
+    assert "[review]" in text
 
 
 def test_an_input_seen_before_is_dropped(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
-    old = Test(id="test-old", inputs={"review": "review value 1-R1-0"}, origin="sample")
+    words = distinct_words(1, "R1", 0, "review")
+    old = Test(id="test-old", inputs={"review": f"Review value 1 R1 0 {words}!"}, origin="sample")
     ctx.tests.append(old)
     stage("tests", ctx, config(ctx, llm, generation={"split_rules": False}), llm)
     assert [t.inputs for t in ctx.tests].count(old.inputs) == 1
-    # R1's first test repeated the sample: one top-up call asks for R1 alone again.
+    # R1's first test said the sample again in other case and punctuation: one top-up
+    # call asks for R1's empty slot again.
     assert len(ctx.tests) == 1 + 4
-    assert ctx.stage("tests").counts == {"duplicates_dropped": 1}
+    assert ctx.stage("tests").counts == {"invalid_dropped": 1, "dropped_near_duplicate": 1}
     *_, top_up = answer_schemas(fake)
     assert labels(top_up) == ["R1"]
     assert Counter(t.rule_id for t in ctx.tests if t.origin == "generated") == {
@@ -199,12 +237,9 @@ def test_a_rule_still_short_after_one_top_up_has_a_recorded_reason(fake: FakeLLM
     assert per_label(schemas[1]) == 2
     record = ctx.stage("tests")
     # R1 got none of 2 cases, twice: 4 cases missing.
-    assert record.status == "done" and record.counts == {"cases_missing": 4, "rules_short": 1}
+    assert record.status == "done" and record.counts == {"cases_missing": 4, "slots_empty": 1}
     short = ctx.rules[0]
-    assert record.notes == {
-        short.id: "0 of 2 tests after a top-up round: "
-        "the answers held no further test with a new input for this rule"
-    }
+    assert record.notes == {short.id: "no test with a valid new input after a top-up round"}
     assert tests.todo(ctx, cfg) == []  # bounded: no second top-up
     fake.reset()
     stage("tests", ctx, cfg, llm)

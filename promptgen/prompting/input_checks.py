@@ -1,0 +1,306 @@
+"""Is a generated test input a valid test? Checked without a model, before a test is kept.
+
+A generated input is refused when it holds template syntax (`{{review}}`: the prompt's
+placeholder copied), copies the prompt's own text or the case description it was written
+for, repeats the author's sample, is empty where nothing asked for an empty value, does
+not fit its declared type, enum or the shape of its sample, or is a near-duplicate of
+another test's input (the same words once stop words are set aside, or token-sort
+similarity of 85 or more). The reason is one short phrase, recorded where the test is
+dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from promptgen.model import PromptInput, PromptUnderTest
+
+# Near-duplicate inputs: token-sort similarity (0-100) at or above this.
+SIMILAR_INPUTS = 85
+# A copied passage: this many consecutive words of the prompt's own text.
+COPIED_WORDS = 8
+
+_TEMPLATE = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|</?PROMPT>")
+# A form letter's blanks: "Dear [Name]", "<company>", "[your email]".
+_BLANK = re.compile(
+    r"[\[<](?:your |the |first |last |full )?(?:name|role|title|company|organi[sz]ation|email|"
+    r"e-mail|phone|phone number|address|date|product|customer|recipient|sender|city|country|"
+    r"number|position|department)[\]>]",
+    re.I,
+)
+_STOP_WORDS = frozenset(
+    """a an the and or but of to in on at for with by from as is are was were be been it
+    its this that these those i me my we our you your he she they them their his her not
+    no so very just also than then there here what which who whom do does did have has
+    had will would can could should may might must""".split()  # noqa: SIM905
+)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string inside a value (lists and objects walked)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)] + [
+            k for k in value if isinstance(k, str)
+        ]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def text_of(inputs: dict[str, Any]) -> str:
+    """The inputs as one text, in name order (for likeness)."""
+    return " ".join(
+        v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+        for _, v in sorted(inputs.items())
+    )
+
+
+def content_set(text: str) -> frozenset[str]:
+    return frozenset(w for w in _norm(text).split() if w not in _STOP_WORDS)
+
+
+def near_duplicate_inputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same inputs in other words: equal once normalised, the same content words,
+    or a token-sort similarity of at least 85."""
+    raw_a, raw_b = (" ".join(text_of(x).split()) for x in (a, b))
+    if raw_a == raw_b:
+        return True
+    ta, tb = _norm(raw_a), _norm(raw_b)
+    if not ta or not tb:  # "" and "!?!": both without words, yet two inputs
+        return False
+    if ta == tb:
+        return True
+    wa, wb = content_set(ta), content_set(tb)
+    if wa and wa == wb:
+        return True
+    if not wa or not wb:
+        return False
+    from rapidfuzz import fuzz
+
+    return fuzz.token_sort_ratio(ta, tb) >= SIMILAR_INPUTS
+
+
+class InputIndex:
+    """Inputs already in a suite, for finding a near-duplicate of a new one quickly (the
+    normalised texts and word sets kept; the similarity scan in rapidfuzz's C loop)."""
+
+    def __init__(self, inputs: list[dict[str, Any]] = (), names: list[str] | None = None) -> None:  # type: ignore[assignment]
+        self.names = names
+        self.raw: dict[str, int] = {}
+        self.norms: list[str] = []
+        self.sets: dict[frozenset[str], int] = {}
+        for one in inputs:
+            self.add(one)
+
+    def _texts(self, inputs: dict[str, Any]) -> tuple[str, str]:
+        if self.names is not None:
+            inputs = {n: inputs.get(n) for n in self.names}
+        raw = " ".join(text_of(inputs).split())
+        return raw, _norm(raw)
+
+    def add(self, inputs: dict[str, Any]) -> None:
+        raw, norm = self._texts(inputs)
+        position = len(self.norms)
+        self.raw.setdefault(raw, position)
+        self.norms.append(norm)
+        words = content_set(norm)
+        if words:
+            self.sets.setdefault(words, position)
+
+    def find(self, inputs: dict[str, Any]) -> int | None:
+        """The position of an input this one near-duplicates, or None."""
+        raw, norm = self._texts(inputs)
+        if raw in self.raw:
+            return self.raw[raw]
+        if not norm:  # "" and "!?!": inputs without words are only ever equal
+            return None
+        words = content_set(norm)
+        if words and words in self.sets:
+            return self.sets[words]
+        from rapidfuzz import fuzz, process
+
+        found = process.extractOne(
+            norm, self.norms, scorer=fuzz.token_sort_ratio, score_cutoff=SIMILAR_INPUTS,
+            processor=None,
+        )  # fmt: skip
+        if found is None or (not found[0] and not norm):
+            return None
+        _, _, position = found
+        return position if self.norms[position] else None
+
+
+def placeholder(value: Any, names: list[str]) -> str | None:
+    """The template syntax a value holds ("{{review}}", "<review>", "{review}"), or None."""
+    markers = [m for n in names for m in (f"<{n}>", f"{{{n}}}", f"[{n}]")]
+    for text in _strings(value):
+        found = _TEMPLATE.search(text) or _BLANK.search(text)
+        if found:
+            return found.group(0)
+        lowered = text.lower()
+        for marker in markers:
+            if marker.lower() in lowered:
+                return marker
+    return None
+
+
+def _windows(words: list[str], size: int) -> set[str]:
+    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def copies(value: Any, text: str) -> bool:
+    """Whether a value copies `text`: a run of 8 words of it, or the whole of a value of
+    at least 3 words found in it."""
+    source = _norm(text)
+    if not source:
+        return False
+    windows = _windows(source.split(), COPIED_WORDS)
+    for part in _strings(value):
+        words = _norm(part).split()
+        if len(words) >= 3 and f" {' '.join(words)} " in f" {source} ":
+            return True
+        if len(words) >= COPIED_WORDS and _windows(words, COPIED_WORDS) & windows:
+            return True
+    return False
+
+
+# A value this long is content a test is about; a shorter one (a product name, a
+# version, a list of field names) may well repeat the author's default.
+SUBSTANTIAL_WORDS = 6
+
+
+def _substantial(value: Any) -> bool:
+    return len(_norm(" ".join(_strings(value))).split()) >= SUBSTANTIAL_WORDS
+
+
+def _empty(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | dict):
+        return not value
+    return False
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "str": (str,),
+    "text": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "int": (int,),
+    "boolean": (bool,),
+    "bool": (bool,),
+    "array": (list,),
+    "list": (list,),
+    "object": (dict,),
+}
+
+
+def fits(value: Any, spec: PromptInput) -> bool:
+    """Whether a value is of the input's declared kind: one of its enum, of its type,
+    shaped like its sample (a list of objects with the sample's keys)."""
+    if spec.enum:
+        return value in spec.enum
+    example = spec.sample if spec.sample is not None else spec.default
+    if example is not None:
+        return _shaped_like(value, example)
+    kinds = _TYPES.get(spec.type.lower())
+    if kinds is None:
+        return True
+    if bool in kinds:
+        return isinstance(value, bool)
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+
+
+def _shaped_like(value: Any, example: Any) -> bool:
+    if isinstance(example, bool):
+        return isinstance(value, bool)
+    if isinstance(example, int | float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(example, str):
+        return isinstance(value, str)
+    if isinstance(example, list):
+        if not isinstance(value, list):
+            return False
+        return not example or all(_shaped_like(v, example[0]) for v in value)
+    if isinstance(example, dict):
+        return isinstance(value, dict) and set(example) <= set(value)
+    return True
+
+
+def problem(
+    inputs: dict[str, Any],
+    prompt: PromptUnderTest,
+    names: list[str],
+    *,
+    others: list[dict[str, Any]] | InputIndex = (),  # type: ignore[assignment]
+    case: str = "",
+    allowed_empty: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why generated `inputs` cannot be a test (one short phrase), or None when valid.
+
+    `names` are the inputs the generator wrote; `others` the inputs of the tests already
+    kept (and the author's samples); `case` the description the input was written for;
+    `allowed_empty` inputs the case itself leaves empty."""
+    prompt_words = "\n".join(m.content for m in prompt.messages if m.content)
+    for name in names:
+        value = inputs.get(name)
+        spec = prompt.inputs.get(name)
+        if _empty(value):
+            if name in allowed_empty:
+                continue
+            return f"{name} is empty"
+        found = placeholder(value, list(prompt.inputs))
+        if found:
+            return f"{name} holds template syntax ({found})"
+        if copies(value, prompt_words):
+            return f"{name} copies the prompt's own text"
+        if case and copies(value, case):
+            return f"{name} copies the case it was written for"
+        if spec is not None and spec.description and copies(value, spec.description):
+            return f"{name} copies the input's description"
+        if spec is not None:
+            for example in (spec.sample, spec.default):
+                if (
+                    example is not None
+                    and _substantial(value)
+                    and _norm(text_of({name: value})) == _norm(text_of({name: example}))
+                ):
+                    return f"{name} repeats the author's sample"
+            if not fits(value, spec):
+                return f"{name} is not of the declared kind ({_kind(spec)})"
+    index = others if isinstance(others, InputIndex) else InputIndex(list(others), names)
+    if index.find(inputs) is not None:
+        return "a near-duplicate of another test's input"
+    return None
+
+
+def _kind(spec: PromptInput) -> str:
+    if spec.enum:
+        return "one of " + ", ".join(map(str, spec.enum))
+    return spec.type
+
+
+_KINDS = (
+    ("template syntax", "template_syntax"),
+    ("copies", "copied_text"),
+    ("repeats the author's sample", "copied_text"),
+    ("is empty", "empty"),
+    ("declared kind", "wrong_kind"),
+    ("near-duplicate", "near_duplicate"),
+    ("describes itself", "self_description"),
+)
+
+
+def kind_of(reason: str) -> str:
+    """The count a dropped input is booked under: `dropped_<kind>` in the stage's counts."""
+    return next((kind for words, kind in _KINDS if words in reason), "other")

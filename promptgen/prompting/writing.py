@@ -1,0 +1,173 @@
+"""What a test writer is shown: the inputs described (never as template syntax), the case
+to fit, the author's guidance, the form of non-prose inputs; and the checks on what it
+wrote that only a writer's answer needs (an input that describes itself, an expected
+output that echoes the input or talks about the prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from promptgen.model import PromptUnderTest
+from promptgen.prompting.behaviours import noun_of, plain, prose_input
+from promptgen.prompting.inverse_forms import instruction_of
+from promptgen.results import Behaviour, Rule
+
+EXAMPLE_CHARS = 700
+
+
+# Descriptions promptgen itself gives an input it adds or reads from a peer format: they
+# say nothing about the value.
+GENERIC = ("The text the prompt works on",)
+_ABOUT_INPUT = re.compile(
+    r"\b(the user|you are given|you receive|gives you|you get|the input|the message|"
+    r"whatever)\b",
+    re.I,
+)
+
+
+def bracketed(text: str) -> str:
+    """Placeholders in brackets ("[audience]"), the way writer prompts show a slot."""
+    return re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", r"[\1]", text)
+
+
+def _said_of_input(prompt: PromptUnderTest, name: str) -> str:
+    """The prompt's first sentence about what it is given ("Write one haiku about
+    whatever the user gives you: a topic, a word, a feeling or a short scene.")."""
+    from promptgen.prompting.seeds import instruction_seeds
+
+    for seed in instruction_seeds(prompt):
+        if _ABOUT_INPUT.search(seed.text) or re.search(rf"\b{re.escape(name)}\b", seed.text):
+            return bracketed(seed.text)
+    return ""
+
+
+def _label_before(prompt: PromptUnderTest, name: str) -> str:
+    """The label the template puts before an input ("Customer question:" then
+    `{{input}}`), when it is a short one."""
+    slot = re.compile(r"\{\{\s*" + re.escape(name) + r"\s*\}\}|\{" + re.escape(name) + r"\}")
+    for message in prompt.messages:
+        match = slot.search(message.content or "")
+        if not match:
+            continue
+        before = message.content[: match.start()].rstrip(" \t").split("\n")
+        line = before[-1].strip() or (before[-2].strip() if len(before) > 1 else "")
+        if line.endswith(":") and 1 <= len(line.split()) <= 6 and "{" not in line:
+            return line.rstrip(":").strip()
+    return ""
+
+
+def described_inputs(prompt: PromptUnderTest, names: list[str], intent: str | None) -> str:
+    """One line per input: name, type, enum and description; an input the author did
+    not describe is described by the prompt's own sentence about what it is given, else
+    by what the prompt does (the intent), so the writer knows what kind of value it is."""
+    lines = []
+    for name in names:
+        spec = prompt.inputs[name]
+        description = plain(spec.description or "")
+        if description.startswith(GENERIC):
+            description = ""
+        if not description:
+            description = _label_before(prompt, name)
+        if not description:
+            said = _said_of_input(prompt, name)
+            if said:
+                description = f'what the user sends; the prompt says: "{said}"'
+            elif intent:
+                task = intent.strip().rstrip(".")
+                description = f"what a user sends to an AI model that {task[0].lower()}{task[1:]}"
+        enum = f" (one of {', '.join(map(str, spec.enum))})" if spec.enum else ""
+        lines.append(f"- {name} ({spec.type}){enum}" + (f": {description}" if description else ""))
+    return "\n".join(lines)
+
+
+def example_of(prompt: PromptUnderTest, names: list[str]) -> str:
+    """The author's values of the inputs that are not prose (code, lists, records), as
+    JSON: they show the writer the form. Prose is left out (a small writer shown a
+    sample review rewrote that review)."""
+    prose = prose_input(prompt)
+    shown: dict[str, Any] = {}
+    for name in names:
+        if name == prose:
+            continue
+        spec = prompt.inputs[name]
+        value = spec.sample if spec.sample is not None else spec.default
+        if value is None:
+            value = next((s.inputs[name] for s in prompt.test_samples if name in s.inputs), None)
+        if value is not None and not (isinstance(value, str) and len(value.split()) <= 3):
+            shown[name] = value
+    if not shown:
+        return ""
+    text = json.dumps(shown, ensure_ascii=False, indent=1)
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + " ..."
+
+
+def guidance_of(prompt: PromptUnderTest, extra: list[str]) -> str:
+    """The author's guidance about inputs and tests (frontmatter, then command line)."""
+    parts = [prompt.instructions.input_spec, prompt.instructions.tests, *extra]
+    return plain(" ".join(p.strip() for p in parts if p and p.strip()))
+
+
+def noun(names: list[str]) -> str:
+    """What the writer is asked for: "review" for one input named review, "" for several."""
+    return noun_of(names[0]) if len(names) == 1 else ""
+
+
+def case_of(rule: Rule, behaviour: Behaviour | None) -> str:
+    """The case the inputs must fit, said of the input."""
+    if behaviour is not None:
+        if behaviour.suffix:
+            return "it is an ordinary, realistic one"
+        return behaviour.text
+    said = _unframed(instruction_of(rule.text))
+    if rule.inverse:
+        return f"an AI model answering it could easily make this mistake: {said}"
+    return f"an AI model answering it must take care to follow this rule: {said}"
+
+
+def _unframed(text: str) -> str:
+    text = plain(text).rstrip(".")
+    return re.sub(r"^the output\b", "the answer", text, flags=re.I)
+
+
+def context_of(behaviour: Behaviour | None) -> str:
+    """The prompt's sentence a condition or criterion comes from (a class, a temptation
+    or a variety case reads on its own; shown the sentence, a small writer drifted)."""
+    if behaviour is None or behaviour.kind not in ("condition", "criterion"):
+        return ""
+    return behaviour.source or ""
+
+
+_META = re.compile(
+    r"\b(?:this|the following) (?:is (?:a |an )?)?(?:sample|test|example|placeholder|fake)\b"
+    r"|\b(?:sample|test|example|placeholder) (?:review|text|input|message|prompt|value|document)\b"
+    r"|\bthis (?:review|text|input|message|prompt|value|document) (?:is|was|will|should|contains)\b"
+    r"|\b(?:written|translated) in (?:english|german|french|spanish|italian|portuguese|dutch)\b",
+    re.I,
+)
+
+
+def describes_itself(value: Any, allowed: str = "") -> bool:
+    """An input that talks about being an input ("This is a sample review.", "This text
+    will be ignored by the AI model.") instead of being one."""
+    texts = [value] if isinstance(value, str) else []
+    return any(_META.search(t) and not (allowed and allowed.lower() in t.lower()) for t in texts)
+
+
+def echoes(expected: str, inputs: dict[str, Any]) -> bool:
+    """An expected output that repeats an input, or says what the output should be."""
+    from rapidfuzz import fuzz
+
+    said = " ".join(expected.split()).lower()
+    if re.match(r"^(the|a|an) (output|answer|response|model|ai)\b", said) or re.match(
+        r"^(it|this) should\b", said
+    ):
+        return True
+    for value in inputs.values():
+        if isinstance(value, str) and len(value) >= 20:
+            other = " ".join(value.split()).lower()
+            if said in other or fuzz.ratio(said, other) >= 85:
+                return True
+    return False

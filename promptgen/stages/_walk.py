@@ -1,0 +1,274 @@
+"""Stepwise tests (small models): the planned slots in turn, one short call per test.
+
+For each slot the writer (`prompts/test_input.prompty`) is asked only for input values
+that fit the slot's case: a behaviour ("the customer is mostly unhappy"), or the rule
+itself. It is shown the inputs' descriptions, the author's guidance, the form of
+non-prose inputs and, for a condition or criterion, the prompt's sentence, never the
+prompt's template syntax and never other tests' inputs (a small writer copied both).
+Inputs a behaviour fixes (an empty message, a flag) are set, not asked for; a hostile
+case's instruction is added to what was written. No expected output is asked: a test
+carries the one the prompt dictates for its behaviour, or none.
+
+What was written is kept only when it passes `prompting/input_checks.py` and does not
+describe itself ("This is a sample review."); a test written for an output class is kept
+only when a check call sorts it into that class. Otherwise the slot is asked again at a
+higher temperature with another seed, then once for a list of candidates, of which the
+first that passes is kept; a slot still empty gets a recorded reason.
+
+Tests are written for the first scenario and copied to the others: a copy keeps the
+written inputs, leaves the other scenario's fixed inputs to the run, fills an input that
+scenario leaves open from the prompt's default or sample, and has no expected output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, create_model
+
+from promptgen.context import Context
+from promptgen.model import Scenario
+from promptgen.prompting import generated_inputs, stage_messages
+from promptgen.prompting.cases import complete_inputs, inputs_model
+from promptgen.prompting.input_checks import kind_of, problem
+from promptgen.prompting.per_item import answers
+from promptgen.prompting.writing import (
+    case_of,
+    context_of,
+    described_inputs,
+    describes_itself,
+    example_of,
+    guidance_of,
+    noun,
+)
+from promptgen.results import Behaviour, Test
+from promptgen.stage import Scope
+from promptgen.stages._plan import Slot
+from promptgen.stages.behaviours import guidance
+from promptgen.stages.tests import (
+    behaviour_counts,
+    count_empty,
+    filled,
+    keep,
+    make_test,
+    note_key,
+    others_of,
+    tests_of,
+)
+
+# A slot is asked at these temperatures, each with a seed of its own (at a low
+# temperature a small model writes one input for every case), ...
+TEMPERATURES = (0.7, 1.0, 1.2)
+# ... then once for this many candidates, of which the first that passes is kept.
+CANDIDATES = 4
+LIST_VARIANT = 1000
+# Tokens a written input may take (a small model that loops runs on to its limit).
+MIN_TOKENS, MAX_TOKENS = 300, 900
+
+
+@dataclass
+class Walk:
+    scenarios: list[Scenario | None]
+    slots: list[Slot]
+
+    def calls(self, ctx: Context) -> int:
+        """One call per slot still empty that needs a writer (a class check each too)."""
+        first = self.scenarios[0]
+        name = first.name if first else None
+        names = generated_inputs(ctx.prompt, set(first.parameters) if first else set())
+        calls = 0
+        for slot in self.slots:
+            if _done(ctx, slot, name):
+                continue
+            fixed = slot.behaviour.inputs if slot.behaviour else {}
+            if [n for n in names if n not in fixed]:
+                calls += 2 if _classes(ctx, slot.behaviour) else 1
+        return calls
+
+
+def _done(ctx: Context, slot: Slot, scenario: str | None) -> bool:
+    have = len(tests_of(ctx, slot, scenario))
+    return have > slot.index if slot.behaviour is None else have > 0
+
+
+def _classes(ctx: Context, behaviour: Behaviour | None) -> list[Behaviour]:
+    """The classes a class behaviour is told apart from (those of its sentence), or []
+    where there is nothing to check against."""
+    if behaviour is None or behaviour.kind != "class" or not behaviour.expected_class:
+        return []
+    same = [
+        b
+        for b in ctx.behaviours
+        if b.kind == "class" and b.source == behaviour.source and b.expected_class
+    ]
+    labels = {b.expected_class for b in same}
+    if len(labels) < 2 or all(label.isdigit() for label in labels):
+        return []  # a scale's two ends: any middle score fits neither
+    return same
+
+
+async def walk(scope: Scope, plan: Walk) -> None:
+    ctx = scope.ctx
+    first, *others = plan.scenarios
+    name = first.name if first else None
+    names = generated_inputs(ctx.prompt, set(first.parameters) if first else set())
+    for index, slot in enumerate(plan.slots):
+        if _done(ctx, slot, name):
+            continue
+        test, why = await _write(scope, slot, index, first, names)
+        if scope.failed:
+            return  # undone; a re-run asks again (answered from the cache)
+        if test is None:
+            scope.note(note_key(slot, first), why)
+            continue
+        scope.note(note_key(slot, first), None)
+        keep(scope, [test])
+        for scenario in others:
+            keep(scope, [_copy(ctx, test, scenario)])
+        scope.checkpoint()
+    scope.set_count("behaviours_with_tests", len(behaviour_counts(ctx)))
+    count_empty(scope)
+
+
+async def _write(
+    scope: Scope, slot: Slot, index: int, scenario: Scenario | None, names: list[str]
+) -> tuple[Test | None, str]:
+    """A test for the slot, or (None, why not)."""
+    ctx = scope.ctx
+    behaviour = slot.behaviour
+    where = scenario.name if scenario else None
+    fixed = dict(behaviour.inputs) if behaviour else {}
+    left = [n for n in names if n not in fixed]
+    if not left:  # the case fixes every input: nothing to write
+        inputs, _ = complete_inputs(ctx.prompt, fixed, names, repair=False)
+        if inputs is None:
+            return None, "the case leaves an input without a value"
+        return make_test(slot.rule, behaviour, where, inputs, None, None, 0), ""
+    why = "no answer"
+    for attempt, temperature in enumerate(TEMPERATURES):
+        found = await _ask(scope, slot, left, 1, index * len(TEMPERATURES) + attempt, temperature)
+        if found is None:
+            return None, ""
+        for written in found:
+            test, why = await _checked(scope, slot, written, fixed, names, where)
+            if test is not None:
+                return test, ""
+    found = await _ask(scope, slot, left, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1])
+    for written in found or []:
+        test, why = await _checked(scope, slot, written, fixed, names, where)
+        if test is not None:
+            return test, ""
+    tries = len(TEMPERATURES) + 1
+    return None, f"no valid test after {tries} tries; the last: {why}"
+
+
+async def _ask(
+    scope: Scope, slot: Slot, left: list[str], count: int, variant: int, temperature: float
+) -> list[dict[str, Any]] | None:
+    """`count` sets of written values for `left`; None when the call failed."""
+    ctx, gen = scope.ctx, scope.cfg.gen
+    example = example_of(ctx.prompt, left)
+    messages = stage_messages(
+        "test_input",
+        inputs=described_inputs(ctx.prompt, left, ctx.intent),
+        noun=noun(left),
+        case=case_of(slot.rule, slot.behaviour),
+        context=context_of(slot.behaviour),
+        example=example,
+        guidance=guidance_of(ctx.prompt, guidance(ctx, scope.cfg)),
+        count=count,
+    )
+    budget = min(MAX_TOKENS, MIN_TOKENS + len(example) // 2) * count
+    result = await scope.complete(
+        messages, model="rules", output=inputs_model(ctx.prompt, left, count),
+        temperature=temperature if gen.temperature is None or variant else gen.temperature,
+        max_tokens=budget, variant=variant,
+    )  # fmt: skip
+    if not result.ok:
+        if result.text is not None:  # an answer, cut off or not of the schema: next way
+            scope.count("answers_unusable")
+            return []
+        scope.fail(result.error)  # no answer at all (the server, the model): a re-run
+        return None
+    found = answers(result.parsed)
+    return [found[k].inputs.model_dump(by_alias=True) for k in sorted(found)]
+
+
+async def _checked(
+    scope: Scope,
+    slot: Slot,
+    written: dict[str, Any],
+    fixed: dict[str, Any],
+    names: list[str],
+    where: str | None,
+) -> tuple[Test | None, str]:
+    ctx = scope.ctx
+    behaviour = slot.behaviour
+    left = [n for n in names if n not in fixed]
+    case = case_of(slot.rule, behaviour)
+    why = problem({**written, **fixed}, ctx.prompt, left, others=others_of(ctx, where), case=case)
+    if why is None and any(describes_itself(written.get(n)) for n in left):
+        why = "the input describes itself instead of being one"
+    if why is not None:
+        scope.count("invalid_dropped")
+        scope.count(f"dropped_{kind_of(why)}")
+        return None, why
+    classes = _classes(ctx, behaviour)
+    if classes and behaviour is not None:
+        said = await _sorted_as(scope, written, left, classes)
+        if said is not None and said != behaviour.expected_class:
+            scope.count("class_mismatch")
+            return None, f"the check read it as {said!r}, not {behaviour.expected_class!r}"
+    inputs = {**written, **fixed}
+    if behaviour is not None:
+        for name, text in behaviour.appended.items():
+            inputs[name] = f"{inputs.get(name, '')}{text}"
+    inputs = {n: inputs[n] for n in names if n in inputs}
+    return make_test(slot.rule, behaviour, where, inputs, None, None, 0), ""
+
+
+async def _sorted_as(
+    scope: Scope, written: dict[str, Any], left: list[str], classes: list[Behaviour]
+) -> str | None:
+    """The class a check call sorts the written input into (None: the call failed)."""
+    labels = [b.expected_class or "" for b in classes]
+    lines = [
+        f"- {b.expected_class}" + (f": {b.text}" if not b.text.startswith("the right ") else "")
+        for b in classes
+    ]
+    value = written[left[0]] if len(left) == 1 else written
+    messages = stage_messages("class_check", value=str(value), classes="\n".join(lines))
+    result = await scope.complete(
+        messages, model="rules", output=_label_model(tuple(labels)), temperature=0
+    )
+    if not result.ok:
+        return None
+    return str(result.parsed.label)
+
+
+def _label_model(labels: tuple[str, ...]) -> type[BaseModel]:
+    return create_model("ClassCheck", label=(Literal[labels], ...))  # type: ignore[valid-type]
+
+
+def _copy(ctx: Context, test: Test, scenario: Scenario | None) -> Test:
+    """`test` in another scenario: its generated inputs where that scenario asks for
+    them, the scenario's own fixed inputs left to the run, and no expected output (it
+    was written for the first scenario)."""
+    fixed = set(scenario.parameters) if scenario else set()
+    names = generated_inputs(ctx.prompt, fixed)
+    given = {k: v for k, v in test.inputs.items() if k in names}
+    inputs, _ = complete_inputs(ctx.prompt, given, names)
+    inputs = inputs if inputs is not None else given
+    where = scenario.name if scenario else None
+    return test.model_copy(
+        update={
+            "id": Test.make_id("generated", test.rule_id, where, inputs),
+            "scenario": where,
+            "inputs": inputs,
+            "expected_output": None,
+        }
+    )
+
+
+__all__ = ["Walk", "filled", "walk"]

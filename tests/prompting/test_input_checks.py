@@ -1,0 +1,99 @@
+"""Validity by construction: what makes a generated input no test, said in one phrase."""
+
+from __future__ import annotations
+
+from promptgen.model import Message, PromptInput, PromptUnderTest
+from promptgen.prompting.input_checks import near_duplicate_inputs, problem
+from promptgen.prompting.writing import describes_itself, echoes
+
+SYSTEM = "Label the sentiment of the review. Answer with one word: positive or negative."
+
+
+def prompt(**spec: object) -> PromptUnderTest:
+    spec.setdefault("type", "string")
+    return PromptUnderTest(
+        name="p",
+        messages=[
+            Message(role="system", content=SYSTEM),
+            Message(role="user", content="{{review}}"),
+        ],
+        inputs={"review": PromptInput(name="review", **spec)},  # type: ignore[arg-type]
+    )
+
+
+def why(value: object, **kwargs: object) -> str | None:
+    spec = kwargs.pop("spec", {})
+    return problem({"review": value}, prompt(**spec), ["review"], **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_realistic_input_passes() -> None:
+    assert why("The kettle boils in two minutes and the lid never leaks.") is None
+
+
+def test_template_syntax_is_refused_in_every_form() -> None:
+    assert why("{{review}}") == "review holds template syntax ({{)"
+    assert why("Great, {% if x %}") == "review holds template syntax ({%)"
+    assert why("Text: <review>") == "review holds template syntax (<review>)"
+    assert why("[review]") == "review holds template syntax ([review])"
+    assert (
+        why("Dear [Name], please call [Phone Number].") == "review holds template syntax ([Name])"
+    )
+    assert (
+        why({"a": ["nested {{x}}"]}, spec={"type": "object"}) == "review holds template syntax ({{)"
+    )
+
+
+def test_copies_of_the_prompt_the_case_or_the_sample_are_refused() -> None:
+    assert (
+        why("Answer with one word: positive or negative.") == "review copies the prompt's own text"
+    )
+    assert why("the customer is mostly unhappy", case="the customer is mostly unhappy") == (
+        "review copies the case it was written for"
+    )
+    sample = "The blender is loud, but it crushes ice in seconds."
+    assert why(sample.upper(), spec={"sample": sample}) == "review repeats the author's sample"
+    # a short value (a name, a version, a list of field names) may repeat the default
+    assert why("Lumen Notes", spec={"default": "Lumen Notes"}) is None
+    assert why("The review text.", spec={"description": "The review text."}) == (
+        "review copies the input's description"
+    )
+
+
+def test_empty_and_wrongly_typed_values_are_refused() -> None:
+    assert why("   ") == "review is empty"
+    assert why("", allowed_empty=frozenset({"review"})) is None  # the case asks for it
+    assert (
+        why("maybe", spec={"enum": ["yes", "no"]})
+        == "review is not of the declared kind (one of yes, no)"
+    )
+    changes = [{"title": "Add export", "kind": "feature"}]
+    assert why([{"title": "Fix crash"}], spec={"type": "array", "sample": changes}) == (
+        "review is not of the declared kind (array)"
+    )
+    assert (
+        why([{"title": "Fix crash", "kind": "fix"}], spec={"type": "array", "sample": changes})
+        is None
+    )
+
+
+def test_near_duplicates_of_other_tests_are_refused() -> None:
+    others = [{"review": "I love this blender, it is fast and quiet!"}]
+    assert why("i LOVE this blender... it is fast and quiet", others=others) == (
+        "a near-duplicate of another test's input"
+    )
+    assert why("Quiet and fast: I love this blender.", others=others) == (
+        "a near-duplicate of another test's input"
+    )  # the same words in another order
+    assert why("The blender broke on day two and support never answered.", others=others) is None
+    assert not near_duplicate_inputs({"x": ""}, {"x": "?!"})  # two inputs without words
+
+
+def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
+    assert describes_itself("This is a sample review.")
+    assert describes_itself("This text will be ignored by the model.")
+    assert describes_itself("Questa recensione è scritta in italiano. Written in Italian.")
+    assert not describes_itself("The box arrived on Tuesday and the lid was cracked.")
+    inputs = {"review": "The lid cracked the first time I washed it."}
+    assert echoes("The lid cracked the first time I washed it", inputs)
+    assert echoes("The output should be a single word.", inputs)
+    assert not echoes("negative", inputs)
