@@ -33,6 +33,15 @@ class InputSpecAnswer(BaseModel):
     )
 
 
+class ShortInputSpecAnswer(BaseModel):
+    """Stepwise (small models): asked for 15, the 1.5B model filled them by repeating
+    itself ("must not contain any other punctuation", three times over)."""
+
+    constraints: Items(  # type: ignore[valid-type]
+        Sentence, 6, min_length=1, description="One constraint on the inputs per item."
+    )
+
+
 class RulesAnswer(BaseModel):
     rules: Items(Sentence, 50, min_length=1)  # type: ignore[valid-type]
 

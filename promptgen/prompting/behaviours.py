@@ -301,7 +301,7 @@ def _empty_input(case: str, prompt: PromptUnderTest) -> dict[str, Any]:
 
 
 # Template conditions as seeds.py states them: 'When x == "csv":', 'When x is set:'.
-_TEMPLATE_EQ = re.compile(r'^When (?P<name>\w+) == ["\'](?P<value>[^"\']*)["\']:$')
+_TEMPLATE_EQ = re.compile(r'^When (?P<not>not )?(?P<name>\w+) == ["\'](?P<value>[^"\']*)["\']:$')
 _TEMPLATE_SET = re.compile(r"^When (?P<not>not )?(?P<name>\w+)(?P<is> is (?:not )?set)?:$")
 
 
@@ -313,6 +313,8 @@ def _template_branch(
     free = set(prompt.inputs) - _fixed_names(prompt)
     match = _TEMPLATE_EQ.match(context)
     if match and match.group("name") in free:
+        if match.group("not"):  # the {% else %} of an ==: another value the input takes
+            return _other_value(prompt, match.group("name"), match.group("value"))
         return {match.group("name"): match.group("value")}
     match = _TEMPLATE_SET.match(context)
     if match and match.group("name") in free:
@@ -325,10 +327,16 @@ def _template_branch(
         ((name, value),) = previous.items()
         if isinstance(value, bool):
             return {name: not value}
-        spec = prompt.inputs[name]
-        options = [o for o in (spec.enum or [spec.default, spec.sample]) if o not in (None, value)]
-        if options and isinstance(options[0], str):
-            return {name: options[0]}
+        return _other_value(prompt, name, value)
+    return None
+
+
+def _other_value(prompt: PromptUnderTest, name: str, value: Any) -> dict[str, Any] | None:
+    """A value of the input other than `value`: one of its enum, its default or sample."""
+    spec = prompt.inputs[name]
+    options = [o for o in (spec.enum or [spec.default, spec.sample]) if o not in (None, value)]
+    if options and isinstance(options[0], str):
+        return {name: options[0]}
     return None
 
 

@@ -122,7 +122,7 @@ _LANGUAGE = re.compile(
 )
 _STARTS = re.compile(
     r"\b(?:start|begin)(?:s|ing)?\s+(?:the\s+\w+\s+|it\s+|your\s+\w+\s+)?with\s+"
-    r"(?:the\s+\w+\s+)?(?P<what>\"[^\"]+\"|“[^”]+”|`[^`]+`|"
+    r"(?:[\w-]+\s+){0,3}?(?P<what>\"[^\"]+\"|“[^”]+”|`[^`]+`|"
     r"(?-i:[A-Z][A-Z_]+(?:\s+or\s+[A-Z][A-Z_]+)*\b))",
     re.I,
 )
@@ -225,12 +225,23 @@ def _conditional(text: str) -> str | None:
     return f"When {case.condition}, the output does not do what the prompt asks then: {case.main}."
 
 
+# A template branch's condition, as stepwise sources state it ('When breaking is set:').
+_BRANCH = re.compile(r"^(?P<when>When [^:]{1,80}|Otherwise):\s+(?=\S)")
+
+
 def by_form(rule_text: str, source: str | None = None) -> str | None:
-    """The inverse the rule's form gives, or None where it has no form to go by."""
+    """The inverse the rule's form gives, or None where it has no form to go by. A
+    template branch's condition stays the inverse's condition."""
     text = instruction_of(source or rule_text)
+    branch = _BRANCH.match(text)
+    if branch:
+        text = text[branch.end() :]
     for make in (_criterion, _conditional, _prohibition, _limit, _format):
         inverse = make(text)
         if inverse:
+            if branch:
+                said = inverse[0].lower() + inverse[1:]
+                return f"{branch.group('when')}, {said}"
             return inverse
     return None
 

@@ -136,10 +136,15 @@ def _lines(text: str) -> list[tuple[str, str]]:
     condition = ""
     line = ""
     pos = 0
+    previous = ""  # the condition an {% else %} turns around
     for match in _TAG.finditer(text):
         line += text[pos : match.start()]
         pos = match.end()
         opened = _condition(match.group(0))
+        if opened == "Otherwise:" and previous.startswith("When "):
+            opened = f"When not {previous[len('When ') :]}"  # 'When not x == "csv":'
+        elif opened:
+            previous = opened
         if opened is not None:
             *done, line = line.split("\n")
             out.extend((d, condition) for d in done)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import fixed_text, inputs_text, instruction, samples_text
-from promptgen.prompting.analysis import InputSpecAnswer, analysis_messages
+from promptgen.prompting.analysis import InputSpecAnswer, ShortInputSpecAnswer, analysis_messages
+from promptgen.prompting.likeness import near_duplicate
 from promptgen.stage import Scope, WorkItem
 
 requires: tuple[str, ...] = ()
@@ -30,11 +31,15 @@ async def run(item: WorkItem, scope: Scope) -> None:
         samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
         instructions=instruction(ctx.prompt, gen.instructions, "input_spec"),
     )
+    answer = ShortInputSpecAnswer if scope.cfg.stepwise else InputSpecAnswer
     result = await scope.complete(
-        messages, model="rules", output=InputSpecAnswer, temperature=gen.temperature
+        messages, model="rules", output=answer, temperature=gen.temperature
     )
     if not result.ok:
         scope.fail(result.error)
         return
-    constraints = [c.strip() for c in result.parsed.constraints if c.strip()]
+    constraints: list[str] = []
+    for said in (c.strip() for c in result.parsed.constraints):
+        if said and not any(near_duplicate(said, c) for c in constraints):
+            constraints.append(said)  # a constraint said twice is said once
     ctx.input_spec = "\n".join(f"- {c}" for c in constraints)
