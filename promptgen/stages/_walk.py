@@ -146,21 +146,32 @@ async def _write(
             return None, "the case leaves an input without a value"
         return make_test(slot.rule, behaviour, where, inputs, None, None, 0), ""
     why = "no answer"
+    tries = 0
     for attempt, temperature in enumerate(TEMPERATURES):
         found = await _ask(scope, slot, left, 1, index * len(TEMPERATURES) + attempt, temperature)
+        tries += 1
         if found is None:
             return None, ""
         for written in found:
             test, why = await _checked(scope, slot, written, fixed, names, where)
             if test is not None:
                 return test, ""
-    found = await _ask(scope, slot, left, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1])
-    for written in found or []:
-        test, why = await _checked(scope, slot, written, fixed, names, where)
-        if test is not None:
-            return test, ""
-    tries = len(TEMPERATURES) + 1
+    if _listing_helps(why):
+        # A small model that repeats one short input (a haiku topic) lists different ones.
+        found = await _ask(scope, slot, left, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1])
+        tries += 1
+        for written in found or []:
+            test, why = await _checked(scope, slot, written, fixed, names, where)
+            if test is not None:
+                return test, ""
     return None, f"no valid test after {tries} tries; the last: {why}"
+
+
+def _listing_helps(why: str) -> bool:
+    """Whether a list of candidates is worth asking for after the single tries failed:
+    for inputs that repeated others, or did not read as their class; not for copies of
+    a sample or the prompt (a list of them is copies too, at four times the cost)."""
+    return "near-duplicate" in why or "the check read it" in why
 
 
 async def _ask(

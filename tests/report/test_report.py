@@ -375,3 +375,41 @@ def test_rules_markdown_counts_each_rules_tests() -> None:
     text = rules_markdown(ctx)
     assert "Coverage: 2 of 3 rules and inverse rules have a test; 1 without, 1 with" in text
     assert "| **0**: every input the model wrote was a duplicate |" in text
+
+
+def test_rules_markdown_lists_the_behaviours_and_the_summary_counts_them() -> None:
+    from promptgen.report.coverage import behaviour_line
+    from promptgen.report.outputs import rules_markdown, tests_csv, tests_markdown
+    from promptgen.results import Behaviour
+
+    ctx = report_context()
+    pleased = Behaviour.make("class", "the customer is mostly pleased", expected_class="positive",
+                             expected_output="positive")  # fmt: skip
+    neutral = Behaviour.make("class", "the review states facts", expected_class="neutral")
+    short = Behaviour.make("variety", "the review | is short")
+    ctx.behaviours = [pleased, neutral, short]
+    first = ctx.tests[0]
+    ctx.tests[0] = first.model_copy(
+        update={"behaviours": [pleased.id], "expected_class": "positive"}
+    )
+    ctx.tests[1] = ctx.tests[1].model_copy(update={"behaviours": [short.id]})
+    ctx.stage("tests").notes[neutral.id] = "no valid test after 4 tries"
+    assert behaviour_line(ctx) == (
+        "behaviours   2 of 3 exercised by a test (1 of 2 output classes); 1 without, 1 with "
+        "the reason in rules.md"
+    )
+    text = rules_markdown(ctx).split("## Behaviours", 1)[1]
+    assert (
+        "Behaviours: 2 of 3 exercised by a test (1 of 2 output classes); 1 without, 1 with "
+        "the reason below." in text
+    )
+    rows = [line for line in text.splitlines() if line.startswith("| the ")]
+    assert rows == [
+        "| the customer is mostly pleased | output class | positive | 1 |",
+        "| the review states facts | output class | neutral | **0**: no valid test after 4 tries |",
+        "| the review \\| is short | boundary |  | 1 |",
+    ]
+    table = tests_markdown(ctx)
+    assert "| the customer is mostly pleased |" in table
+    assert "behaviours,valid,inputs,expected_output,expected_class" in tests_csv(ctx)
+    assert f",{pleased.id}," in tests_csv(ctx)
