@@ -155,18 +155,25 @@ def _windows(words: list[str], size: int) -> set[str]:
     return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
 
 
+# A short text (a case, a description) is copied by a run of this many of its words.
+COPIED_SHORT = 4
+
+
 def copies(value: Any, text: str) -> bool:
-    """Whether a value copies `text`: a run of 8 words of it, or the whole of a value of
-    at least 3 words found in it."""
+    """Whether a value copies `text`: a run of 8 words of it (of 4, when the text itself
+    is shorter than 8: "stuffed with repeated keywords" written as the title for the case
+    "the title is stuffed with repeated keywords"), or the whole of a value of at least 3
+    words found in it."""
     source = _norm(text)
     if not source:
         return False
-    windows = _windows(source.split(), COPIED_WORDS)
+    size = COPIED_WORDS if len(source.split()) >= COPIED_WORDS else COPIED_SHORT
+    windows = _windows(source.split(), size)
     for part in _strings(value):
         words = _norm(part).split()
         if len(words) >= 3 and f" {' '.join(words)} " in f" {source} ":
             return True
-        if len(words) >= COPIED_WORDS and _windows(words, COPIED_WORDS) & windows:
+        if len(words) >= size and _windows(words, size) & windows:
             return True
     return False
 

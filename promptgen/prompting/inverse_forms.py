@@ -53,9 +53,17 @@ def _unit(raw: str | None) -> str | None:
     return match.group(1) if match else None
 
 
+_SCALE = re.compile(r"\bfrom\s+(?P<low>\d+)\s*(?:\([^)]{1,30}\))?\s+to\s+(?P<high>\d+)\b", re.I)
+
+
 def _limit(text: str) -> str | None:
     """ "a first line of at most 72 characters" -> "The output has a first line of more
-    than 72 characters."; "one to three short lines" -> "more than 3 lines"."""
+    than 72 characters."; "one to three short lines" -> "more than 3 lines"; "Rate ... from
+    1 (unusable) to 5 (excellent)" -> a score outside 1 to 5."""
+    scale = _SCALE.search(text)
+    if scale and re.search(r"\b(rate|score|grade|rank)", text, re.I):
+        low, high = scale.group("low"), scale.group("high")
+        return f"The output gives no score, or a score outside {low} to {high}."
     for match in _RANGE.finditer(text):
         unit = _unit(match.group("unit"))
         if unit:
@@ -217,6 +225,8 @@ def _conditional(text: str) -> str | None:
     if not cases or cases[0].word not in ("if", "when", "whenever", "where"):
         return None
     case = cases[0]
+    if ":" in case.main or len(case.main.split()) > 25:
+        return None  # the case closes a longer instruction: its other forms go first
     output, label = _dictated(case.main)
     if output is not None:
         return f"When {case.condition}, the output is something other than {output}."

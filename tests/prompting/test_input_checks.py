@@ -50,6 +50,10 @@ def test_copies_of_the_prompt_the_case_or_the_sample_are_refused() -> None:
     assert why("the customer is mostly unhappy", case="the customer is mostly unhappy") == (
         "review copies the case it was written for"
     )
+    stuffed = "Stuffed with repeated keywords, stuffed with repeated keywords"
+    assert why(stuffed, case="the title is stuffed with repeated keywords") == (
+        "review copies the case it was written for"
+    )
     sample = "The blender is loud, but it crushes ice in seconds."
     assert why(sample.upper(), spec={"sample": sample}) == "review repeats the author's sample"
     # a short value (a name, a version, a list of field names) may repeat the default

@@ -21,6 +21,15 @@ from promptgen.prompting.likeness import AS_WRITTEN
         ),
         ("Keep answers under 80 words.", "The output has 80 or more words."),
         (
+            "Rate the title from 1 (unusable) to 5 (excellent) and list its problems.",
+            "The output gives no score, or a score outside 1 to 5.",
+        ),
+        (
+            'Answer with a JSON object and nothing else, in this shape: {"score": 1} Use an '
+            "empty list when there are no problems.",
+            "The output is not bare JSON: it is wrapped in a code fence or has text around it.",
+        ),
+        (
             "Write one commit message for it: a first line of at most 72 characters: "
             "type(scope): summary",
             "The output has a first line of more than 72 characters.",
