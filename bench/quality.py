@@ -175,10 +175,21 @@ def suite_figures(ctx: Any, figures: Figures) -> None:
     generated = [t for t in ctx.tests if t.origin == "generated"]
     prompt_words = "\n".join(m.content for m in ctx.prompt.messages if m.content)
     names = list(ctx.prompt.inputs)
+    added = {b.id: b.appended for b in ctx.behaviours}
+
+    def written(test: Any) -> dict[str, Any]:
+        """The inputs as the model wrote them: a request or hostile instruction promptgen
+        added to them (from the prompt's own words) set aside."""
+        values = dict(test.inputs)
+        for behaviour in test.behaviours:
+            for name, text in added.get(behaviour, {}).items():
+                if isinstance(values.get(name), str):
+                    values[name] = values[name].removesuffix(text)
+        return values
+
     figures.placeholders = sum(
-        bool(
-            placeholder(t.inputs, names) or any(copies(v, prompt_words) for v in t.inputs.values())
-        )
+        bool(placeholder(written(t), names))
+        or any(copies(v, prompt_words) for v in written(t).values())
         for t in generated
     )
     rules = {r.id: r for r in ctx.rules}

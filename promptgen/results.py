@@ -102,14 +102,15 @@ class Rule(_Record):
 
 
 BehaviourKind = Literal[
-    "class", "condition", "criterion", "temptation", "guidance", "variety", "model"
+    "class", "condition", "criterion", "content", "temptation", "guidance", "variety", "model"
 ]  # fmt: skip
 
 
 class Behaviour(_Record):
     """Something a good suite must exercise: an output class the prompt names, a condition
-    or exception it states, a prohibition's temptation, a criterion it applies, a case
-    the author's guidance names, or a boundary or hostile input. Tests record the
+    or exception it states, a criterion it applies, what an instruction acts on (the
+    phone numbers "Keep phone numbers exactly as written" keeps), a prohibition's
+    temptation, a case the author's guidance names, or a boundary or hostile input. Tests record the
     behaviours they exercise (`Test.behaviours`)."""
 
     id: str

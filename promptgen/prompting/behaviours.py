@@ -378,6 +378,49 @@ def _criterion(seed: Seed) -> Behaviour:
     return Behaviour.make("criterion", text, source=plain(f"{seed.context} {seed.text}"))
 
 
+# --- what an instruction acts on -------------------------------------------------------
+
+# Verbs of an instruction that acts on something in the input ("Keep phone numbers
+# exactly as written", "copy order numbers ... unchanged", "List each contact once").
+_ACTS_ON = re.compile(
+    r"(?:^|[.;:,]\s*|\band\s+)(?:keep|copy|preserve|retain|quote|extract|list|report)\s+"
+    r"(?P<what>[^;.:]+?)(?=\s+(?:unchanged|exactly|as written|verbatim|intact|once|in the order)\b|"
+    r",\s*(?:and\s+|but\s+)?(?:leave|do|don't|never|add|use|keep|write|drop|copy|then)\b|[;.:]|$)",
+    re.I,
+)
+_NOT_INPUT = re.compile(
+    r"^(?:these|this|that|those|them|it|its|your|the output|the answer|the reply|the summary|"
+    r"answers?\b|replies\b|the response|it short|things)\b",
+    re.I,
+)
+
+
+def _content(seed: Seed, prompt: PromptUnderTest) -> list[Behaviour]:
+    """An input holding what an instruction acts on: "Keep phone numbers exactly as
+    written" needs a document with phone numbers in it to be tried at all."""
+    prose = prose_input(prompt)
+    noun = noun_of(prose) if prose else "input"
+    found = []
+    for match in _ACTS_ON.finditer(_instruction_text(seed)):
+        what = _strip(match.group("what"))
+        what = re.sub(r"^(?:every|each|all|any|all the)\s+", "", what, flags=re.I)
+        if not what or _NOT_INPUT.match(what) or len(what.split()) > 12:
+            continue
+        items = [_plural(i) for i in _items(what)]
+        said = _joined(items, "and") if len(items) > 1 else _a(items[0])
+        found.append(
+            Behaviour.make("content", f"the {noun} contains {said}", source=plain(seed.text))
+        )
+    return found
+
+
+def _plural(item: str) -> str:
+    """ "fact" -> "facts"; phrases, plurals and names as they are."""
+    if " " in item or item.endswith("s") or not item.isalpha() or item[0].isupper():
+        return item
+    return item[:-1] + "ies" if item.endswith("y") and item[-2:-1] not in "aeiou" else item + "s"
+
+
 # --- temptations -------------------------------------------------------------------------
 
 _STOP = (
@@ -481,8 +524,25 @@ def main_clauses(text: str) -> str:
     return " ".join(out)
 
 
-def _joined(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+def _joined(items: list[str], conjunction: str = "or") -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def _a(phrase: str) -> str:
+    """A phrase that starts with a bare singular noun gets "a": "value that contains a
+    comma" -> "a value that contains a comma"."""
+    words = phrase.split()
+    first = words[0].lower() if words else ""
+    head = re.split(r"\s+(?:that|which|who|with|of|in|from|for)\s+", phrase.lower())[0].split()
+    bare = first.isalpha() and first not in _DETERMINERS and head and not head[-1].endswith("s")
+    return (("an " if first[:1] in "aeiou" else "a ") + phrase) if bare else phrase
+
+
+_DETERMINERS = frozenset(
+    "a an the any some its their your this that these those each every all no".split()  # noqa: SIM905
+)
 
 
 def _instruction_text(seed: Seed) -> str:
@@ -728,7 +788,9 @@ def _sampled_values(prompt: PromptUnderTest, name: str) -> list[Any]:
 
 # --- all of it ---------------------------------------------------------------------------
 
-ORDER = ("class", "condition", "criterion", "temptation", "guidance", "variety", "model")
+ORDER = (
+    "class", "condition", "criterion", "content", "temptation", "guidance", "variety", "model"
+)  # fmt: skip
 
 
 def derive(prompt: PromptUnderTest, guidance: Iterable[str] = ()) -> list[Behaviour]:
@@ -743,6 +805,7 @@ def derive(prompt: PromptUnderTest, guidance: Iterable[str] = ()) -> list[Behavi
         found += _conditions(seed, prompt)
         if seed.criterion:
             found.append(_criterion(seed))
+        found += _content(seed, prompt)
         found += _temptations(seed, prompt)
     found += _enumerated(prompt)
     found += _guidance(prompt, extra)

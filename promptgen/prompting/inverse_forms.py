@@ -257,21 +257,35 @@ def by_form(rule_text: str, source: str | None = None) -> str | None:
 
 
 # Words that turn a statement around (an inverse needs another count of them than its
-# rule, or another number, or a word of contrast).
+# rule, or another number, or a word of contrast, or to assert an act the rule forbids).
 _NEGATIVE = re.compile(
-    r"\b(not|no|never|none|nothing|without|neither|nor|avoid\w*|omit\w*|lack\w*|miss\w*|"
-    r"fail\w*|break\w*|violat\w*|ignor\w*|overlook\w*|instead|outside)\b|\bother than\b|n't\b",
+    r"\b(?:not|no|never|none|nothing|without|neither|nor|avoid\w*|omit\w*|lack\w*|miss\w*|"
+    r"fail\w*|break\w*|violat\w*|ignor\w*|overlook\w*|instead|outside|cannot|"
+    r"leav\w* out)\b(?!\s+(?:longer|only)\b)\s*(?P<next>\w*)|\bother than\b\s*(?P<after>\w*)",
     re.I,
 )
 _CONTRAST = re.compile(
-    r"\b(other than|instead of|outside|more than|fewer than|less than|capital|several|"
-    r"extra|wrong|another|different|too (?:long|short|many|few))\b",
+    r"\b(other than|instead of|outside|more than|fewer than|less than|or more|or fewer|"
+    r"or longer|or shorter|capital|several|extra|wrong|another|different|"
+    r"too (?:long|short|many|few))\b",
     re.I,
 )
 
 
-def _polarity(text: str) -> int:
-    return len(_NEGATIVE.findall(text)) % 2
+def _negations(text: str) -> list[str]:
+    """Each negation with the word after it ("no entries", "never guess")."""
+    found = []
+    for match in _NEGATIVE.finditer(text):
+        word = match.group(0).split()[0].lower()
+        after = (match.group("next") or match.group("after") or "").lower()
+        found.append(f"{word} {after}")
+    return found
+
+
+def _polarity(text: str, shared: set[str]) -> int:
+    """The count of negations, leaving out those both texts say alike ("a heading with
+    no entries" is in the rule and in its inverse), modulo 2."""
+    return sum(n not in shared for n in _negations(text)) % 2
 
 
 def _numbers(text: str) -> set[str]:
@@ -279,14 +293,44 @@ def _numbers(text: str) -> set[str]:
     return {str(_NUMBER_WORDS.get(w, w)) for w in words if w.isdigit() or w in _NUMBER_WORDS}
 
 
+def _asserts_forbidden(inverse: str, rule: str) -> bool:
+    """The inverse says the output does an act the rule forbids ("The output guesses an
+    email address" for "never guess an email address"), not negated."""
+    if _negations(inverse) and not set(_negations(inverse)) <= set(_negations(rule)):
+        return False
+    said = content_words(inverse)
+    for act in forbidden(rule):
+        words = content_words(act) - {"inclu", "use", "add"}
+        if words and len(words & said) >= max(1, (len(words) + 1) // 2):
+            return True
+    return False
+
+
+_DENIED_LITERAL = re.compile(
+    r"\b(?:not|other than|never)\b(?:\s+\w+){0,3}?\s+(?P<literal>\"[^\"]+\"|“[^”]+”|\[\]|\{\}|"
+    r"(?-i:[A-Z][A-Z0-9_]{2,}\b))",
+    re.I,
+)
+
+
+def _denies_literal(inverse: str, rule: str) -> bool:
+    """The inverse denies a literal the rule requires ("does not start with
+    CANNOT_ANSWER", "something other than []")."""
+    return any(m.group("literal") in rule for m in _DENIED_LITERAL.finditer(inverse))
+
+
 def contradicts(inverse: str, rule: str) -> bool:
     """Whether `inverse` describes outputs that break `rule`: it shares a content word
-    with the rule and differs from it in polarity or numbers, or names a contrast."""
+    with the rule and asserts an act the rule forbids, or differs from it in polarity or
+    numbers, or names a contrast."""
     rule = instruction_of(rule)
     inverse = inverse.strip()
     if not content_words(inverse) & content_words(rule):
         return False
-    if _polarity(inverse) != _polarity(rule):
+    if _asserts_forbidden(inverse, rule) or _denies_literal(inverse, rule):
+        return True
+    shared = set(_negations(inverse)) & set(_negations(rule))
+    if _polarity(inverse, shared) != _polarity(rule, shared):
         return True
     if _numbers(inverse) - {"1"} and _numbers(inverse) != _numbers(rule):
         return True

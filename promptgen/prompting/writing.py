@@ -162,7 +162,10 @@ _META = re.compile(
     r"\b(?:this|the following) (?:is (?:a |an )?)?(?:sample|test|example|placeholder|fake)\b"
     r"|\b(?:sample|test|example|placeholder) (?:review|text|input|message|prompt|value|document)\b"
     r"|\bthis (?:review|text|input|message|prompt|value|document) (?:is|was|will|should|contains)\b"
-    r"|\b(?:written|translated) in (?:english|german|french|spanish|italian|portuguese|dutch)\b",
+    r"|\b(?:written|translated) in (?:english|german|french|spanish|italian|portuguese|dutch)\b"
+    r"|\bthe ai model\b|\bai assistant\b|\bas an ai\b"
+    # the writer refusing instead of writing ("I'm sorry, but I can't assist with that.")
+    r"|\bI(?:'m| am) sorry,? but I (?:can't|cannot)\b|\bI (?:can't|cannot) (?:assist|help) with\b",
     re.I,
 )
 

@@ -70,6 +70,7 @@ KIND_NAMES = {
     "class": "output class",
     "condition": "condition",
     "criterion": "criterion",
+    "content": "content",
     "temptation": "temptation",
     "guidance": "author's case",
     "variety": "boundary",

@@ -185,3 +185,19 @@ def test_behaviours_are_distinct_and_stable() -> None:
     assert len({b.id for b in first}) == len(first)
     scenario = prompt.model_copy(update={"scenarios": [Scenario(name="s", parameters={})]})
     assert [b.id for b in derive(scenario)] == [b.id for b in first]
+
+
+def test_an_instruction_that_acts_on_the_input_needs_an_input_that_holds_it() -> None:
+    contacts = load_prompt(SAMPLES / "extract-contacts.prompty")
+    assert texts(contacts, "content") == [
+        "the document contains contacts",  # "List each contact once"
+        "the document contains phone numbers",  # "Keep phone numbers exactly as written"
+        "the document contains a value that contains a comma",
+    ]
+    reply = load_prompt(SAMPLES / "translate-support-reply.prompty")
+    assert "the message contains facts, amounts, dates, deadlines and promises" in texts(
+        reply, "content"
+    )
+    # what the output keeps is no content of the input: "Keep answers under 80 words"
+    short = one_input("Keep answers under 80 words. Keep it short.", name="request")
+    assert texts(short, "content") == []

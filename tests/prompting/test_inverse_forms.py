@@ -94,3 +94,19 @@ def test_an_inverse_must_contradict_its_rule() -> None:
         delivery,
     )
     assert not contradicts("The output is written in English.", "Do not add a title.")  # off topic
+    # the act a prohibition forbids, asserted; a literal the rule requires, denied
+    assert contradicts(
+        "The output guesses an email address or phone number.",
+        "Work only from the text: never guess an email address or phone number, and never "
+        "fill in a detail from general knowledge.",
+    )
+    assert contradicts(
+        "The output includes a heading with no entries.",
+        'Group them under "New" and "Fixed" headings, leaving out a heading with no entries',
+    )  # "no entries" is said by both: not what turns it around
+    assert contradicts(
+        "When the schema cannot answer the question, the output does not start with CANNOT_ANSWER.",
+        "If the schema cannot answer the question, reply with CANNOT_ANSWER and a one-line "
+        "reason instead of a query.",
+    )
+    assert contradicts("The output has 80 or more words.", "Keep answers under 80 words.")
