@@ -33,8 +33,8 @@ def test_every_stage_comes_after_what_it_waits_for() -> None:
 
 @pytest.mark.parametrize("effort", ["min", "low", "medium"])
 def test_the_plan_is_the_calls_made(effort: str, tmp_path: Path) -> None:
-    """With as many rules as the plan assumes (10), every generation stage makes exactly
-    the calls planned; the evaluation makes at most as many (invalid tests are left out)."""
+    """With as many rules as the plan assumes, every generation stage makes the calls
+    planned; the evaluation makes at most as many (invalid tests are left out)."""
     with FakeLLM(responder=PipelineResponder(rules=10)) as fake:
         options = Options(
             effort=effort,
@@ -46,7 +46,14 @@ def test_the_plan_is_the_calls_made(effort: str, tmp_path: Path) -> None:
         ctx = promptgen.run(prepared, llm=make_llm(fake, tmp_path), save=False)
     made = {name: usage.calls for name, usage in ctx.usage.by_stage.items()}
     generation = [n for n, s in STAGES.items() if s.phase == "generation" and n in planned]
-    assert {n: made.get(n, 0) for n in generation} == {n: planned[n] for n in generation}
+    # Judged in batches of tests, projected before the tests (and a model's behaviours)
+    # exist: within one batch. Every other stage exactly.
+    judged = [n for n in generation if n in ("screen", "validity")]
+    exact = [n for n in generation if n not in judged]
+    assert {n: made.get(n, 0) for n in exact} == {n: planned[n] for n in exact}
+    assert "screen" in judged
+    for name in judged:
+        assert abs(made.get(name, 0) - planned[name]) <= 1, (name, made.get(name), planned[name])
     assert "groundedness" in generation or effort == "min"
     for name in ("runs", "metrics"):
         assert 0 < made[name] <= planned[name], name

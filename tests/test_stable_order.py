@@ -57,7 +57,7 @@ class Repeating(PipelineResponder):
         answer = super()._cases(name, schema, text, n)
         if name == "TestCase":
             answer["inputs"] = _same(answer["inputs"], "a harder input")
-        elif "Cases" in schema.get("$defs", {}):
+        elif any(d.startswith("Cases") for d in schema.get("$defs", {})):
             for cases in answer.values():
                 cases["1"]["inputs"] = _same(cases["1"]["inputs"], "a shared input")
         return answer

@@ -756,7 +756,8 @@ def noun_of(name: str) -> str:
 def _enumerated(prompt: PromptUnderTest) -> list[Behaviour]:
     """Each value of an enum or boolean input the tests write (not fixed by the run or a
     scenario), and of a short input the author's samples give a few values of
-    ("audience": general, technical)."""
+    ("audience": general, technical) beside an input they write (the one input of a
+    prompt fixed to a sample's value would be that sample again)."""
     found = []
     fixed = _fixed_names(prompt)
     for name, spec in prompt.inputs.items():
@@ -765,7 +766,7 @@ def _enumerated(prompt: PromptUnderTest) -> list[Behaviour]:
         values: list[Any] = list(spec.enum or [])
         if not values and (spec.type.lower() == "boolean" or isinstance(spec.default, bool)):
             values = [True, False]
-        if not values:
+        if not values and len(prompt.inputs) > 1:
             values = _sampled_values(prompt, name)
         for value in values[:6]:
             shown = str(value).lower() if isinstance(value, bool) else repr(value)

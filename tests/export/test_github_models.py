@@ -344,10 +344,10 @@ def test_round_trip_keeps_the_author_file_and_adds_the_tests(
     # the author's rows first and unchanged, then one row per generated test
     original = yaml.safe_load(before)
     tests = exported_tests(ctx)
-    assert len(tests) == 14
+    assert len(tests) == 15
     assert [t.origin for t in tests[:2]] == ["sample", "sample"]
     assert doc["testData"][:2] == original["testData"]
-    assert len(doc["testData"]) == len(tests) == 14
+    assert len(doc["testData"]) == len(tests) == 15
     assert [r["input"] for r in doc["testData"][2:]] == [t.inputs["input"] for t in tests[2:]]
     assert all(set(r) == {"audience", "input"} for r in doc["testData"][2:])
     assert doc["messages"] == original["messages"]
@@ -360,9 +360,9 @@ def test_round_trip_keeps_the_author_file_and_adds_the_tests(
         "rules compliance",
     ]
     assert doc["evaluators"][:2] == original["evaluators"]
-    assert "testData: kept 2 rows, added 12" in result.notes
+    assert "testData: kept 2 rows, added 13" in result.notes
     loaded = load_prompt(result.paths[0])
-    assert len(loaded.test_samples) == 14
+    assert len(loaded.test_samples) == 15
     assert loaded.checks == [{"istarts-with": "Summary:", "name": "starts with the summary label"}]
     assert list(loaded.inputs) == ["audience", "input"]
     assert loaded.extra == {"reviewers": ["ana", "bo"]}
@@ -376,9 +376,9 @@ def test_a_second_export_adds_nothing(summarize_run: SavedRun, tmp_path: Path) -
     once = first.paths[0].read_bytes()
     second, doc = export(ctx, out)
     assert second.paths[0].read_bytes() == once
-    assert len(doc["testData"]) == 14
+    assert len(doc["testData"]) == 15
     assert [e["name"] for e in doc["evaluators"]].count("rules compliance") == 1
-    assert "testData: kept 14 rows, added 0" in second.notes
+    assert "testData: kept 15 rows, added 0" in second.notes
 
 
 def test_in_place_writes_the_author_file_only(summarize_run: SavedRun, tmp_path: Path) -> None:
@@ -388,14 +388,14 @@ def test_in_place_writes_the_author_file_only(summarize_run: SavedRun, tmp_path:
     result, doc = export(ctx, out, in_place=True)
     assert result.paths == [author]
     assert not out.exists()
-    assert len(doc["testData"]) == 14
+    assert len(doc["testData"]) == 15
     after = author.read_text(encoding="utf-8")
     lines = iter(after.splitlines())
     assert all(line in lines for line in before.splitlines())
     assert [p.name for p in author.parent.iterdir()] == ["summarize.prompt.yml"]  # no temp
     _, doc = export(ctx, out, in_place=True)
     assert author.read_text(encoding="utf-8") == after
-    assert len(doc["testData"]) == 14
+    assert len(doc["testData"]) == 15
 
 
 def test_rows_already_in_the_file_are_not_repeated(summarize_run: SavedRun, tmp_path: Path) -> None:
@@ -403,8 +403,8 @@ def test_rows_already_in_the_file_are_not_repeated(summarize_run: SavedRun, tmp_
     generated = exported_tests(ctx)[2]
     ctx.tests.append(Test(id="test-copy", inputs=dict(generated.inputs), origin="generated"))
     _, doc = export(ctx, tmp_path / "out")
-    assert len(exported_tests(ctx)) == 15
-    assert len(doc["testData"]) == 14
+    assert len(exported_tests(ctx)) == 16
+    assert len(doc["testData"]) == 15
     assert [r["input"] for r in doc["testData"]].count(generated.inputs["input"]) == 1
 
 
@@ -420,7 +420,7 @@ def test_missing_author_file_is_rebuilt_from_the_run(
     original = yaml.safe_load(SAMPLE.read_text(encoding="utf-8"))
     assert doc["messages"] == original["messages"]
     assert doc["testData"][:2] == original["testData"]
-    assert len(doc["testData"]) == 14
+    assert len(doc["testData"]) == 15
     assert not (tmp_path / "gone").exists()
 
 

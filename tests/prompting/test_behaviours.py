@@ -201,3 +201,21 @@ def test_an_instruction_that_acts_on_the_input_needs_an_input_that_holds_it() ->
     # what the output keeps is no content of the input: "Keep answers under 80 words"
     short = one_input("Keep answers under 80 words. Keep it short.", name="request")
     assert texts(short, "content") == []
+
+
+def test_a_short_input_the_samples_choose_from_is_a_condition_beside_an_input_to_write() -> None:
+    from promptgen.model import TestSample
+
+    pairs = [("general", "The council voted."), ("technical", "The kernel shipped.")]
+    samples = [TestSample(inputs={"audience": a, "text": t}) for a, t in pairs]
+    two = one_input("Summarise {{text}} for {{audience}}.", "text")
+    two.inputs["audience"] = PromptInput(name="audience", type="string")
+    two.test_samples = samples
+    assert [b.inputs for b in derive(two) if b.kind == "condition"] == [
+        {"audience": "general"},
+        {"audience": "technical"},
+    ]
+    # The one input of a prompt fixed to a sample's value is that sample again: no case.
+    alone = one_input("Echo it.", "text")
+    alone.test_samples = [TestSample(inputs={"text": v}) for v in ("first", "second")]
+    assert [b for b in derive(alone) if b.kind == "condition"] == []
