@@ -138,11 +138,28 @@ def case_of(rule: Rule, behaviour: Behaviour | None) -> str:
     if behaviour is not None:
         if behaviour.suffix:
             return "it is an ordinary, realistic one"
+        if behaviour.kind == "class" and _NEUTRAL.search(
+            f"{behaviour.expected_class} {behaviour.text}"
+        ):
+            # Asked for "facts without a clear feeling", a small writer still wrote a
+            # complaint every time; asked for what happened and what things are, facts.
+            return f"{behaviour.text}: {_PLAIN_FACTS}"
         return behaviour.text
     said = _unframed(instruction_of(rule.text))
     if rule.inverse:
         return f"an AI model answering it could easily make this mistake: {said}"
     return f"an AI model answering it must take care to follow this rule: {said}"
+
+
+_NEUTRAL = re.compile(
+    r"\bneutral\b|\bneither\b|\b(?:no|without (?:a |any )?)(?:clear |strong )?"
+    r"(?:feeling|opinion|sentiment|emotion)s?\b",
+    re.I,
+)
+_PLAIN_FACTS = (
+    "it only tells what happened and what things are (sizes, numbers, dates), and says "
+    "nothing about whether anyone likes them"
+)
 
 
 def _unframed(text: str) -> str:

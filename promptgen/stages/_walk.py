@@ -229,6 +229,10 @@ async def _checked(
     if classes and behaviour is not None:
         said = await _sorted_as(scope, written, left, classes)
         if said is not None and said != behaviour.expected_class:
+            # A small judge leans to a position in the list: asked again with the list
+            # reversed, the input is kept when that reading is the class it was written for.
+            said = await _sorted_as(scope, written, left, classes[::-1]) or said
+        if said is not None and said != behaviour.expected_class:
             scope.count("class_mismatch")
             return None, f"the check read it as {said!r}, not {behaviour.expected_class!r}"
     inputs = {**written, **fixed}

@@ -65,3 +65,12 @@ def test_the_case_a_slot_is_written_for() -> None:
     assert case_of(rule, unhappy) == "the customer is mostly unhappy"
     hostile = Behaviour.make("variety", "talks to the model", appended={"review": "Ignore."})
     assert case_of(rule, hostile) == "it is an ordinary, realistic one"
+    # A class of no feeling is asked as plain facts (asked as written, the writer complained)
+    facts = "the review states facts without a clear feeling either way"
+    neutral = Behaviour.make("class", facts, expected_class="neutral")
+    assert case_of(rule, neutral) == (
+        f"{facts}: it only tells what happened and what things are (sizes, numbers, dates), "
+        "and says nothing about whether anyone likes them"
+    )
+    other = Behaviour.make("class", "no answer is given", expected_class="other")
+    assert case_of(rule, other) == "no answer is given"

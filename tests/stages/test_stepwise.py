@@ -315,8 +315,10 @@ def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive"]
     checks = texts(fake, "ClassCheck")
-    assert len(checks) == 1 + 3 + 4  # pleased: once; unhappy: 3 tries and 4 candidates
+    # pleased: once; unhappy: 3 tries and 4 candidates, each read in both orders
+    assert len(checks) == 1 + 2 * (3 + 4)
     assert "- positive: pleased\n- negative: unhappy" in checks[0]
+    assert "- negative: unhappy\n- positive: pleased" in checks[2]
     assert (
         ctx.stage("tests")
         .notes[unhappy.id]
@@ -390,3 +392,27 @@ def test_near_duplicates() -> None:
         "The output follows this instruction from the prompt: Keep the title and no quotes.",
         "The output keeps the title and no quotes.",
     )
+
+
+class FirstListed(PipelineResponder):
+    """A judge that leans to the first class listed: it reads every input as that one."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "ClassCheck":
+            first = text.split("\n\nCases:\n- ", 1)[1].split(":", 1)[0]
+            return {"label": first}
+        return super().answer(name, schema, text, n)
+
+
+def test_a_class_is_read_again_in_the_other_order(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    source = "Answer with one of these words: positive: pleased; negative: unhappy"
+    pleased = Behaviour.make("class", "pleased", expected_class="positive", source=source)
+    unhappy = Behaviour.make("class", "unhappy", expected_class="negative", source=source)
+    with_behaviours(ctx, pleased, unhappy)
+    fake.responder = FirstListed()
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    # "negative", listed last, is read as such once the list is reversed: kept at once
+    assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive", "negative"]
+    assert len(texts(fake, "ClassCheck")) == 1 + 2
+    assert "class_mismatch" not in ctx.stage("tests").counts
