@@ -229,9 +229,14 @@ async def _checked(
     if classes and behaviour is not None:
         said = await _sorted_as(scope, written, left, classes)
         if said is not None and said != behaviour.expected_class:
-            # A small judge leans to a position in the list: asked again with the list
-            # reversed, the input is kept when that reading is the class it was written for.
-            said = await _sorted_as(scope, written, left, classes[::-1]) or said
+            # A small judge leans to a place in the list: asked again with only the two
+            # classes, in both orders, the input is kept when either reading is its class
+            # (plain facts read as "mixed" among four, "neutral" against "mixed" alone).
+            pair = [b for b in classes if b.expected_class in (said, behaviour.expected_class)]
+            for order in (pair, pair[::-1]):
+                if await _sorted_as(scope, written, left, order) == behaviour.expected_class:
+                    said = behaviour.expected_class
+                    break
         if said is not None and said != behaviour.expected_class:
             scope.count("class_mismatch")
             return None, f"the check read it as {said!r}, not {behaviour.expected_class!r}"

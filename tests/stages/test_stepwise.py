@@ -315,10 +315,12 @@ def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive"]
     checks = texts(fake, "ClassCheck")
-    # pleased: once; unhappy: 3 tries and 4 candidates, each read in both orders
-    assert len(checks) == 1 + 2 * (3 + 4)
+    # pleased: once; unhappy: 3 tries and 4 candidates, each read among all classes, then
+    # against the class read in both orders
+    assert len(checks) == 1 + 3 * (3 + 4)
     assert "- positive: pleased\n- negative: unhappy" in checks[0]
-    assert "- negative: unhappy\n- positive: pleased" in checks[2]
+    assert "- positive: pleased\n- negative: unhappy" in checks[2]
+    assert "- negative: unhappy\n- positive: pleased" in checks[3]
     assert (
         ctx.stage("tests")
         .notes[unhappy.id]
@@ -404,7 +406,7 @@ class FirstListed(PipelineResponder):
         return super().answer(name, schema, text, n)
 
 
-def test_a_class_is_read_again_in_the_other_order(fake: FakeLLM, llm: LLM) -> None:
+def test_a_class_is_read_again_against_the_class_read(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     source = "Answer with one of these words: positive: pleased; negative: unhappy"
     pleased = Behaviour.make("class", "pleased", expected_class="positive", source=source)
@@ -412,7 +414,7 @@ def test_a_class_is_read_again_in_the_other_order(fake: FakeLLM, llm: LLM) -> No
     with_behaviours(ctx, pleased, unhappy)
     fake.responder = FirstListed()
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
-    # "negative", listed last, is read as such once the list is reversed: kept at once
+    # "negative", listed last, is read as such once listed first: kept at its first try
     assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive", "negative"]
-    assert len(texts(fake, "ClassCheck")) == 1 + 2
+    assert len(texts(fake, "ClassCheck")) == 1 + 3
     assert "class_mismatch" not in ctx.stage("tests").counts
