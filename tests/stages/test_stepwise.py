@@ -418,3 +418,38 @@ def test_a_class_is_read_again_against_the_class_read(fake: FakeLLM, llm: LLM) -
     assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive", "negative"]
     assert len(texts(fake, "ClassCheck")) == 1 + 3
     assert "class_mismatch" not in ctx.stage("tests").counts
+
+
+def test_bare_labels_are_not_checked(fake: FakeLLM, llm: LLM) -> None:
+    """ "type is one of feat, fix": nothing in the prompt to sort by; the writer's input is
+    kept for its label without a check call."""
+    ctx = context(rules=1)
+    source = "The type is one of feat or fix."
+    feat = Behaviour.make("class", 'the right type is "feat"', expected_class="feat", source=source)
+    fix = Behaviour.make("class", 'the right type is "fix"', expected_class="fix", source=source)
+    with_behaviours(ctx, feat, fix)
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    assert [t.expected_class for t in ctx.tests if t.behaviours] == ["feat", "fix"]
+    assert texts(fake, "ClassCheck") == []
+
+
+class SameLongInput(PipelineResponder):
+    """A writer that answers every slot with one long text, however often asked."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "TestInputs":
+            long = " ".join(distinct_words(1, "L", k, "review") for k in range(40))
+            return {k: {"inputs": {"review": long}} for k in schema["properties"]}
+        return super().answer(name, schema, text, n)
+
+
+def test_no_list_of_candidates_for_a_long_input(fake: FakeLLM, llm: LLM) -> None:
+    """A list of four long inputs (diffs) took minutes: after three tries the slot is left
+    with its reason instead."""
+    ctx = context(rules=1)
+    fake.responder = SameLongInput()
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    assert len(ctx.tests) == 1  # the first slot; the second repeats it three times
+    assert [len(schema["properties"]) for schema in written(fake)] == [1, 1, 1, 1]
+    (note,) = ctx.stage("tests").notes.values()
+    assert note == "no valid test after 3 tries; the last: a near-duplicate of another test's input"
