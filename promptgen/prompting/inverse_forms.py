@@ -205,10 +205,21 @@ def _criterion(text: str) -> str | None:
 _OPTIONS = re.compile(r"(?<=:)\s*(?:[\w-]{1,20}: [^;]+(?:;\s*|$)){2,}$")
 
 
+_OUTSIDE = re.compile(r"\boutside (?:of )?(?P<low>\d+) (?:to|and|-) (?P<high>\d+)\b", re.I)
+# A rule that quotes its instruction, as the stepwise rules do ("The output follows this
+# instruction from the prompt: ...") or as a large model said it.
+_QUOTING = re.compile(
+    r"^the output (?:follows|obeys|complies with|does what) (?:this|the) instruction"
+    r"(?: (?:from|of|in) the prompt)?:\s*",
+    re.I,
+)
+
+
 def instruction_of(text: str) -> str:
     """A rule's instruction: the prompt's words of a rule kept as written, without the
     meanings of the options it lists."""
-    return _OPTIONS.sub("", text.removeprefix(AS_WRITTEN).strip()).strip()
+    text = _QUOTING.sub("", text.removeprefix(AS_WRITTEN).strip())
+    return _OPTIONS.sub("", text.strip()).strip()
 
 
 def _conditional(text: str) -> str | None:
@@ -325,6 +336,9 @@ def contradicts(inverse: str, rule: str) -> bool:
     numbers, or names a contrast."""
     rule = instruction_of(rule)
     inverse = inverse.strip()
+    outside = _OUTSIDE.search(inverse)
+    if outside and {outside.group("low"), outside.group("high")} <= _numbers(rule):
+        return True  # a scale's inverse: no score, or one outside the rule's range
     if not content_words(inverse) & content_words(rule):
         return False
     if _asserts_forbidden(inverse, rule) or _denies_literal(inverse, rule):

@@ -110,3 +110,22 @@ def test_an_inverse_must_contradict_its_rule() -> None:
         "reason instead of a query.",
     )
     assert contradicts("The output has 80 or more words.", "Keep answers under 80 words.")
+
+
+def test_a_rule_quoting_its_instruction_in_other_words_is_read_for_its_instruction() -> None:
+    """A large model's "The output follows the instruction: When ..., ..." is the case
+    of its instruction, not a case whose answer is "The output follows the instruction"."""
+    rule = (
+        "The output follows the instruction: When the article does not cover the question, "
+        "say so and offer to pass it on to a colleague."
+    )
+    assert by_form(rule) == (
+        "When the article does not cover the question, the output does not do what the "
+        "prompt asks then: say so and offer to pass it on to a colleague."
+    )
+
+
+def test_a_scales_inverse_contradicts_its_rule() -> None:
+    rule = "The output follows the instruction: Rate the title from 1 (unusable) to 5 (excellent)."
+    assert contradicts("The output gives no score, or a score outside 1 to 5.", rule)
+    assert not contradicts("The output gives no score, or a score outside 1 to 10.", rule)
