@@ -277,7 +277,25 @@ def _conditions(seed: Seed, prompt: PromptUnderTest) -> list[Behaviour]:
                     "condition", f"not the case that {condition}", source=plain(seed.text)
                 )
             )
+        both = _both(condition, main)
+        if both:
+            found.append(Behaviour.make("condition", both, source=plain(seed.text)))
     return found
+
+
+_ABOUT_NOT = re.compile(r"\babout (?P<a>[^,;]{3,60}?),?\s+not (?:about )?(?P<b>[^,;.]{3,60})", re.I)
+_SUBJECT = re.compile(r"^(?:the|a|an) [\w-]+", re.I)
+
+
+def _both(condition: str, main: str) -> str | None:
+    """ "Judge the product, not the delivery, unless the review talks about nothing
+    else": the case the rule is about is an input that talks about both ("the review
+    talks about both the product and the delivery company")."""
+    contrast = _ABOUT_NOT.search(main)
+    subject = _SUBJECT.match(condition)
+    if not contrast or not subject:
+        return None
+    return f"{subject.group(0)} talks about both {contrast['a']} and {contrast['b']}"
 
 
 def _fixed_names(prompt: PromptUnderTest) -> set[str]:

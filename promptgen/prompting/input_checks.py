@@ -30,6 +30,15 @@ _BLANK = re.compile(
     r"number|position|department)[\]>]",
     re.I,
 )
+# Stand-ins for content: "Sample Product", "Product A", "new feature X", "Hello, World!",
+# a value that is only a field's name ("Product Name").
+_FILLER = re.compile(
+    r"\b(?i:sample|example|dummy|placeholder|generic|fake) (?i:product|title|item|name|"
+    r"company|text|value|data|document|feature|change|review|message)s?\b"
+    r"|\b(?i:hello),? (?i:world)\b"
+    r"|\b(?:[Pp]roduct|[Ii]tem|[Cc]ompany|[Ff]eature|[Cc]hange|[Cc]ustomer|[Uu]ser) ?[A-Z]\b"
+    r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"
+)
 _STOP_WORDS = frozenset(
     """a an the and or but of to in on at for with by from as is are was were be been it
     its this that these those i me my we our you your he she they them their his her not
@@ -269,6 +278,9 @@ def problem(
         found = placeholder(value, list(prompt.inputs))
         if found:
             return f"{name} holds template syntax ({found})"
+        filler = next((m for t in _strings(value) if (m := _FILLER.search(t.strip()))), None)
+        if filler:
+            return f"{name} holds a stand-in for content ({filler.group(0)})"
         if copies(value, prompt_words):
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):
@@ -305,6 +317,7 @@ _KINDS = (
     ("declared kind", "wrong_kind"),
     ("near-duplicate", "near_duplicate"),
     ("describes itself", "self_description"),
+    ("stand-in", "filler"),
 )
 
 

@@ -41,8 +41,12 @@ def test_the_sentiment_sample_names_four_classes_its_exception_and_three_temptat
             "the customer gives strong praise and strong complaints in similar measure",
         ),
     ]
-    # "not about the delivery company, unless the review talks about nothing else"
-    assert texts(prompt, "condition") == ["the review talks about nothing but the delivery company"]
+    # "about the product or service, not about the delivery company, unless the review
+    # talks about nothing else": the exception, and the case the rule is about
+    assert texts(prompt, "condition") == [
+        "the review talks about nothing but the delivery company",
+        "the review talks about both the product or service and the delivery company",
+    ]
     assert texts(prompt, "temptation") == [
         "the review also asks the assistant to explain its answer",
         "the review also asks the assistant to add punctuation",

@@ -43,6 +43,19 @@ def test_template_syntax_is_refused_in_every_form() -> None:
     )
 
 
+def test_stand_ins_for_content_are_refused() -> None:
+    for value, found in [
+        ("Sample Product", "Sample Product"),
+        ("Product A is better than Product B.", "Product A"),
+        ("Added new feature X to the dashboard", "feature X"),
+        ("Hello, World!", "Hello, World"),
+        ("Product Name", "Product Name"),
+    ]:
+        assert why(value) == f"review holds a stand-in for content ({found})", value
+    for real in ["Apple iPhone 15 Pro, 128 GB", "The sample size was too small.", "Item 4 broke"]:
+        assert why(real) is None, real
+
+
 def test_copies_of_the_prompt_the_case_or_the_sample_are_refused() -> None:
     assert (
         why("Answer with one word: positive or negative.") == "review copies the prompt's own text"
