@@ -43,6 +43,12 @@ def _run(tmp: Path, server: FakeLLM, prompt: str, *args: str) -> SavedRun:
     return SavedRun(out / "context.json", load_context(out / "context.json"), server)
 
 
+# Tests of the sentiment run: a test per slot (4 rules and 4 inverses; the 4 labels, the
+# delivery-company exception and the review about both product and delivery, 3
+# temptations, 3 boundary inputs; 2 model behaviours), minus the invalid ones.
+SENTIMENT_TESTS = 15
+
+
 @pytest.fixture(scope="session")
 def sentiment_run(tmp_path_factory: pytest.TempPathFactory, export_server: FakeLLM) -> SavedRun:
     tmp = tmp_path_factory.mktemp("sentiment")

@@ -26,7 +26,7 @@ from promptgen.render import render_messages
 from promptgen.results import Test
 from tests import corpus
 from tests.conftest import REPO
-from tests.export.conftest import SavedRun
+from tests.export.conftest import SENTIMENT_TESTS, SavedRun
 
 # The keys of gh models' File struct and its parts (pkg/prompt/prompt.go, yaml tags).
 FILE_KEYS = {
@@ -116,15 +116,15 @@ def test_sentiment_file_loads_back_with_every_test(sentiment_run: SavedRun, tmp_
     result, doc = export(ctx, tmp_path)
     tests = exported_tests(ctx)
     assert result.paths == [tmp_path / "classify-sentiment.prompt.yml"]
-    assert len(tests) == 14
-    assert len(doc["testData"]) == 14
+    assert len(tests) == SENTIMENT_TESTS
+    assert len(doc["testData"]) == SENTIMENT_TESTS
     loaded = load_prompt(result.paths[0])
     assert loaded.name == "classify-sentiment"
     assert [m.role for m in loaded.messages] == ["system", "user"]
     assert loaded.messages[1].content == "{{review}}"
     assert loaded.messages[0].content == ctx.prompt.messages[0].content
     assert list(loaded.inputs) == ["review"]
-    assert len(loaded.test_samples) == 14
+    assert len(loaded.test_samples) == SENTIMENT_TESTS
     assert [s.inputs["review"] for s in loaded.test_samples] == [t.inputs["review"] for t in tests]
     assert loaded.checks == [{"icontains": "answer", "name": "icontains=answer"}]
     assert loaded.model.parameters == {"temperature": 0.2, "max_tokens": 50}
@@ -139,7 +139,7 @@ def test_sentiment_rows_carry_the_accepted_groundtruth(
     tests = exported_tests(ctx)
     assert all(t.groundtruth_status == "ok" for t in tests)
     assert [row["expected"] for row in doc["testData"]] == [t.groundtruth for t in tests]
-    assert [set(row) for row in doc["testData"]] == [{"review", "expected"}] * 14
+    assert [set(row) for row in doc["testData"]] == [{"review", "expected"}] * SENTIMENT_TESTS
 
 
 def test_sentiment_model_is_the_first_model_under_test(
@@ -296,7 +296,7 @@ def test_template_logic_falls_back_to_rendered_messages(
         {"role": "user", "content": "{{prompt_message_2}}"},
     ]
     tests = exported_tests(ctx)
-    assert len(doc["testData"]) == len(tests) == 14
+    assert len(doc["testData"]) == len(tests) == SENTIMENT_TESTS
     for row, test in zip(doc["testData"], tests, strict=True):
         assert row["prompt_message_2"] == "Review: " + str(test.inputs["review"]).upper()
         assert row["review"] == test.inputs["review"]
@@ -304,7 +304,7 @@ def test_template_logic_falls_back_to_rendered_messages(
     assert any("{{prompt_message_2}}" in n for n in result.notes)
     loaded = load_prompt(result.paths[0])
     assert list(loaded.inputs) == ["prompt_message_2"]
-    assert len(loaded.test_samples) == 14
+    assert len(loaded.test_samples) == SENTIMENT_TESTS
     sample = loaded.test_samples[0]
     rendered = render_messages(loaded, sample.inputs)
     assert rendered[1]["content"] == "Review: " + str(tests[0].inputs["review"]).upper()

@@ -26,7 +26,7 @@ from promptgen.export.common import (
 from promptgen.export.inspect_ai import py_text, task_name, write
 from promptgen.results import Test
 from tests.conftest import REPO
-from tests.export.conftest import SavedRun
+from tests.export.conftest import SENTIMENT_TESTS, SavedRun
 from tests.fakellm import FakeLLM, Reply
 
 UNDER_TEST = "gpt-4o-mini"  # a known OpenAI name: Inspect talks chat completions to it
@@ -54,7 +54,7 @@ def test_dataset_has_one_sample_per_test(sentiment_run: SavedRun, exported: Expo
     ctx = sentiment_run.ctx
     tests = exported_tests(ctx)
     samples = rows(exported.paths[0].parent)
-    assert len(tests) == 14
+    assert len(tests) == SENTIMENT_TESTS
     assert [s["id"] for s in samples] == [t.id for t in tests]
     for test, s in zip(tests, samples, strict=True):
         rule = ctx.rule(test.rule_id)
@@ -108,7 +108,7 @@ def test_what_is_not_carried_over(exported: ExportResult) -> None:
                       "regex=^[a-z]"]  # fmt: skip
     out = exported.paths[1].parent
     assert exported.notes == [
-        f"14 samples in {out / 'dataset.jsonl'}",
+        f"{SENTIMENT_TESTS} samples in {out / 'dataset.jsonl'}",
         f"run: cd {out} && inspect eval task.py --model openai/gpt-4o-mini",
         f"run: cd {out} && inspect eval task.py --model openai/azure/my-deployment",
     ]
@@ -262,15 +262,16 @@ def test_inspect_eval_scores_with_the_rubric(
     tests = {t.id: t for t in exported_tests(ctx)}
     assert log.status == "success"
     assert log.eval.task == "classify_sentiment"
-    assert log.samples is not None and len(log.samples) == len(tests) == 14
+    assert log.samples is not None and len(log.samples) == len(tests) == SENTIMENT_TESTS
     expected = {t: "C" for t in tests} | {t.id: "I" for t in inverse} | {inverse[0].id: "N"}
     values = {str(s.id): s.scores["rules_rubric"].value for s in log.samples}
     assert values == expected
-    assert list(values.values()).count("C") == 10  # the 14 tests but the 4 inverse ones
+    # every test but the 4 inverse ones
+    assert list(values.values()).count("C") == SENTIMENT_TESTS - 4 == 11
     assert list(values.values()).count("I") == 3
     (score,) = log.results.scores
     assert score.name == "rules_rubric"
-    assert score.metrics["accuracy"].value == pytest.approx(10 / 14)
+    assert score.metrics["accuracy"].value == pytest.approx(11 / 15)  # C over every sample
     for s in log.samples:
         test = tests[str(s.id)]
         assert s.metadata["rule_id"] == test.rule_id
@@ -288,7 +289,7 @@ def test_inspect_eval_scores_with_the_rubric(
     }
     # The grader (the model under test when none is given) read the rules and the answer.
     judged = [r for r in server.requests if r not in answered]
-    assert len(judged) == 14
+    assert len(judged) == SENTIMENT_TESTS
     assert {r["model"] for r in judged} == {grader or UNDER_TEST}
     assert {r["temperature"] for r in judged} == {0.0}
     for r in judged:

@@ -22,7 +22,7 @@ from promptgen.export.common import ExportResult, ExportSettings, expected_outpu
 from promptgen.export.openai_evals import write_azure, write_openai
 from promptgen.formats import load_prompt
 from promptgen.results import MetricInfo, Test
-from tests.export.conftest import SavedRun
+from tests.export.conftest import SENTIMENT_TESTS, SavedRun
 from tests.fake_evals import FakeEvals
 
 Writer = Callable[[Context, Path, ExportSettings], ExportResult]
@@ -191,7 +191,7 @@ def test_items_are_the_exported_tests(sentiment_run: SavedRun, tmp_path: Path) -
     ctx = sentiment_run.ctx
     got = export_to(ctx, tmp_path, write_openai)
     tests = exported_tests(ctx)
-    assert len(got.items) == len(tests) == 14
+    assert len(got.items) == len(tests) == SENTIMENT_TESTS
     fields = {"review", "input", "expected", "test_id", "rule_id", "scenario", "inverse"}
     assert all(set(item) == fields for item in got.items)
     schema = got.eval["data_source_config"]["item_schema"]

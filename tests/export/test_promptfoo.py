@@ -25,7 +25,7 @@ from promptgen.export import ExportSettings, write_exports
 from promptgen.export.common import exported_tests, output_rules
 from promptgen.export.promptfoo import MESSAGES_VAR
 from tests.conftest import REPO
-from tests.export.conftest import SavedRun
+from tests.export.conftest import SENTIMENT_TESTS, SavedRun
 from tests.fakellm import FakeLLM, Reply, json_reply
 
 TOOLS = REPO / "tests" / "tools"
@@ -53,7 +53,7 @@ def test_config_values(sentiment_run: SavedRun, tmp_path: Path) -> None:
         "content"
     ] == "{{review}}"
     tests = exported_tests(ctx)
-    assert len(config["tests"]) == len(tests) == 14
+    assert len(config["tests"]) == len(tests) == SENTIMENT_TESTS
     rules = output_rules(ctx)
     for entry, test in zip(config["tests"], tests, strict=True):
         assert entry["vars"] == {"review": test.inputs["review"], "expected": test.groundtruth}
@@ -143,7 +143,7 @@ def test_promptfoo_eval_runs_every_test_and_assertion(
     data = promptfoo_eval(promptfoo, tmp_path / "promptfoo", tmp_path)
     rows = data["results"]["results"]
     tests = exported_tests(ctx)
-    assert len(rows) == len(tests) == 14  # every test, on the one provider
+    assert len(rows) == len(tests) == SENTIMENT_TESTS  # every test, on the one provider
     rules = output_rules(ctx)
     by_id = {row["testCase"]["metadata"]["test_id"]: row for row in rows}
     assert set(by_id) == {t.id for t in tests}
@@ -164,7 +164,7 @@ def test_promptfoo_eval_runs_every_test_and_assertion(
             assert verdicts[("llm-rubric", rule.text)] is (rule is not rules[0])
         assert row["success"] is False  # the first rule fails everywhere
     stats = data["results"]["stats"]
-    assert stats["failures"] == 14 and stats["successes"] == 0
+    assert stats["failures"] == SENTIMENT_TESTS and stats["successes"] == 0
     # The model under test got each test's input in the prompt; a value that looks like
     # a template is sent as written, not evaluated.
     sent = [
