@@ -278,8 +278,8 @@ def _conditions(seed: Seed, prompt: PromptUnderTest) -> list[Behaviour]:
                 )
             )
         both = _both(condition, main)
-        if both:
-            found.append(Behaviour.make("condition", both, source=plain(seed.text)))
+        if both:  # it tempts the mistake the rule's inverse names: judging the other side
+            found.append(Behaviour.make("temptation", both, source=plain(seed.text)))
     return found
 
 

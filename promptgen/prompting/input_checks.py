@@ -27,15 +27,20 @@ _TEMPLATE = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|</?PROMPT>")
 _BLANK = re.compile(
     r"[\[<](?:your |the |first |last |full )?(?:name|role|title|company|organi[sz]ation|email|"
     r"e-mail|phone|phone number|address|date|product|customer|recipient|sender|city|country|"
-    r"number|position|department)[\]>]",
+    r"number|position|department)[\]>]"
+    # any bracketed field: "[order number]", "[Customer Name]", "[tracking link]"
+    r"|\[(?:[\w-]+ ){0,3}(?:name|number|email|e-mail|address|date|phone|company|product|"
+    r"title|id|link|url|amount|price|code)\](?!\()",
     re.I,
 )
+# A form's blank in title case: "[Your Company]", "[Support Team]" (not a link's text).
+_TITLED_BLANK = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\](?!\()")
 # Stand-ins for content: "Sample Product", "Product A", "new feature X", "Hello, World!",
 # a value that is only a field's name ("Product Name").
 _FILLER = re.compile(
     r"\b(?i:sample|example|dummy|placeholder|generic|fake) (?i:product|title|item|name|"
     r"company|text|value|data|document|feature|change|review|message)s?\b"
-    r"|\b(?i:hello),? (?i:world)\b"
+    r"|\b(?i:hello),? (?i:world)\b|\b(?i:lorem ipsum)\b|\b(?i:the quick brown fox)\b"
     r"|\b(?:[Pp]roduct|[Ii]tem|[Cc]ompany|[Ff]eature|[Cc]hange|[Cc]ustomer|[Uu]ser) ?[A-Z]\b"
     r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"
 )
@@ -150,7 +155,7 @@ def placeholder(value: Any, names: list[str]) -> str | None:
     """The template syntax a value holds ("{{review}}", "<review>", "{review}"), or None."""
     markers = [m for n in names for m in (f"<{n}>", f"{{{n}}}", f"[{n}]")]
     for text in _strings(value):
-        found = _TEMPLATE.search(text) or _BLANK.search(text)
+        found = _TEMPLATE.search(text) or _BLANK.search(text) or _TITLED_BLANK.search(text)
         if found:
             return found.group(0)
         lowered = text.lower()

@@ -38,6 +38,13 @@ def test_template_syntax_is_refused_in_every_form() -> None:
     assert (
         why("Dear [Name], please call [Phone Number].") == "review holds template syntax ([Name])"
     )
+    for blank in ["[order number]", "[Customer Name]", "[tracking link]", "[Your Company]"]:
+        assert why(f"Hi, your parcel {blank} ships today.") == (
+            f"review holds template syntax ({blank})"
+        )
+    # a link's text and a tag are no blanks
+    assert why("See [the FAQ Page](https://example.org/faq) for returns, it helps.") is None
+    assert why("[feature] Export reports as CSV from the dashboard.") is None
     assert (
         why({"a": ["nested {{x}}"]}, spec={"type": "object"}) == "review holds template syntax ({{)"
     )
@@ -50,6 +57,8 @@ def test_stand_ins_for_content_are_refused() -> None:
         ("Added new feature X to the dashboard", "feature X"),
         ("Hello, World!", "Hello, World"),
         ("Product Name", "Product Name"),
+        ("Lorem ipsum dolor sit amet.", "Lorem ipsum"),
+        ("The quick brown fox jumps over the lazy dog.", "The quick brown fox"),
     ]:
         assert why(value) == f"review holds a stand-in for content ({found})", value
     for real in ["Apple iPhone 15 Pro, 128 GB", "The sample size was too small.", "Item 4 broke"]:
