@@ -36,13 +36,14 @@ _BLANK = re.compile(
 # A form's blank in title case: "[Your Company]", "[Support Team]" (not a link's text).
 _TITLED_BLANK = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\](?!\()")
 # Stand-ins for content: "Sample Product", "Product A", "new feature X", "Hello, World!",
-# a value that is only a field's name ("Product Name").
+# a value that is only a field's name ("Product Name") or one letter.
 _FILLER = re.compile(
     r"\b(?i:sample|example|dummy|placeholder|generic|fake) (?i:product|title|item|name|"
     r"company|text|value|data|document|feature|change|review|message)s?\b"
     r"|\b(?i:hello),? (?i:world)\b|\b(?i:lorem ipsum)\b|\b(?i:the quick brown fox)\b"
     r"|\b(?:[Pp]roduct|[Ii]tem|[Cc]ompany|[Ff]eature|[Cc]hange|[Cc]ustomer|[Uu]ser) ?[A-Z]\b"
     r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"
+    r"|^[A-Za-z]$"  # one letter for a whole value: "A", "B"
 )
 _STOP_WORDS = frozenset(
     """a an the and or but of to in on at for with by from as is are was were be been it
