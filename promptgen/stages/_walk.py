@@ -237,14 +237,19 @@ async def _checked(
     if classes and behaviour is not None:
         said = await _sorted_as(scope, written, left, classes)
         if said is not None and said != behaviour.expected_class:
-            # A small judge leans to a place in the list: asked again with only the two
-            # classes, in both orders, the input is kept when either reading is its class
-            # (plain facts read as "mixed" among four, "neutral" against "mixed" alone).
-            pair = [b for b in classes if b.expected_class in (said, behaviour.expected_class)]
+            # Among four classes the 1.5B read plain facts as "positive" or "mixed"; against
+            # the class it read alone, "neutral" in both orders. It also leans to the first
+            # of two: an all-praise review read "mixed" when listed first. So the input is
+            # kept when both orders read it as its class (the class listed last first).
+            target = behaviour.expected_class
+            pair = [b for b in classes if b.expected_class == said] + [
+                b for b in classes if b.expected_class == target
+            ]
             for order in (pair, pair[::-1]):
-                if await _sorted_as(scope, written, left, order) == behaviour.expected_class:
-                    said = behaviour.expected_class
+                if await _sorted_as(scope, written, left, order) != target:
                     break
+            else:
+                said = target
         if said is not None and said != behaviour.expected_class:
             scope.count("class_mismatch")
             return None, f"the check read it as {said!r}, not {behaviour.expected_class!r}"
