@@ -285,7 +285,7 @@ def problem(
         if found:
             return f"{name} holds template syntax ({found})"
         filler = next((m for t in _strings(value) if (m := _FILLER.search(t.strip()))), None)
-        if filler:
+        if filler and not _chosen(value, spec):
             return f"{name} holds a stand-in for content ({filler.group(0)})"
         if copies(value, prompt_words):
             return f"{name} copies the prompt's own text"
@@ -307,6 +307,15 @@ def problem(
     if index.find(inputs) is not None:
         return "a near-duplicate of another test's input"
     return None
+
+
+def _chosen(value: Any, spec: PromptInput | None) -> bool:
+    """A value the input's declaration allows as it is: one of its enum, or its sample's
+    or default's own value ("A" for a grade)."""
+    if spec is None:
+        return False
+    allowed = [*(spec.enum or []), spec.sample, spec.default]
+    return any(value == a for a in allowed if a is not None)
 
 
 def _kind(spec: PromptInput) -> str:

@@ -64,6 +64,7 @@ def test_stand_ins_for_content_are_refused() -> None:
         assert why(value) == f"review holds a stand-in for content ({found})", value
     for real in ["Apple iPhone 15 Pro, 128 GB", "The sample size was too small.", "Item 4 broke"]:
         assert why(real) is None, real
+    assert why("B", spec={"enum": ["A", "B"]}) is None  # a choice the input declares
 
 
 def test_copies_of_the_prompt_the_case_or_the_sample_are_refused() -> None:
