@@ -53,13 +53,12 @@ def _unit(raw: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-_SCALE = re.compile(r"\bfrom\s+(?P<low>\d+)\s*(?:\([^)]{1,30}\))?\s+to\s+(?P<high>\d+)\b", re.I)
-
-
 def _limit(text: str) -> str | None:
     """ "a first line of at most 72 characters" -> "The output has a first line of more
     than 72 characters."; "one to three short lines" -> "more than 3 lines"; "Rate ... from
     1 (unusable) to 5 (excellent)" -> a score outside 1 to 5."""
+    from promptgen.prompting.behaviours import _SCALE  # the scale a class behaviour reads
+
     scale = _SCALE.search(text)
     if scale and re.search(r"\b(rate|score|grade|rank)", text, re.I):
         low, high = scale.group("low"), scale.group("high")
