@@ -30,7 +30,8 @@ Printed per sample:
 - dup inputs: pairs of generated tests of one scenario with near-duplicate inputs (the
   same words once stop words are set aside, or token-sort similarity >= 85);
 - behaviours: behaviours listed (stage behaviours) and those a test exercises; classes:
-  the output classes the prompt names and those a test expects;
+  the output classes the prompt names and those a test is written for; expected: those
+  a test expects (its class checked by a call, or dictated by the prompt);
 - time: wall seconds of the generation command (target: 600 on 2 cores).
 
     python bench/quality.py --local                       # the embedded 1.5B model
@@ -108,6 +109,7 @@ class Figures:
     behaviours_tested: int = 0
     classes: int = 0
     classes_tested: int = 0
+    classes_expected: int = 0
     error: str = ""
     matches: list[dict[str, Any]] = field(default_factory=list)
 
@@ -206,9 +208,14 @@ def suite_figures(ctx: Any, figures: Figures) -> None:
     exercised = {b for t in ctx.tests for b in t.behaviours}
     figures.behaviours = len(ctx.behaviours)
     figures.behaviours_tested = sum(b.id in exercised for b in ctx.behaviours)
-    classes = {b.expected_class for b in ctx.behaviours if b.kind == "class" and b.expected_class}
+    named = [b for b in ctx.behaviours if b.kind == "class" and b.expected_class]
+    classes = {b.expected_class for b in named}
+    tested = {b.expected_class for b in named if b.id in exercised}
     expected = {t.expected_class for t in generated if t.expected_class}
-    figures.classes, figures.classes_tested = len(classes), len(classes & expected)
+    figures.classes, figures.classes_tested = len(classes), len(tested)
+    # written for a class is not the class checked: only a test whose class could be
+    # trusted (sorted into it by a check call, or dictated) expects it
+    figures.classes_expected = len(classes & expected)
 
 
 def shortlist(instruction: str, rules: list[str]) -> list[int]:
@@ -349,10 +356,10 @@ def samples(names: list[str]) -> list[tuple[Path, str]]:
 
 def suite_table(rows: list[Figures]) -> str:
     """The suite figures: placeholders, restating inverses, duplicate inputs, behaviours
-    and classes exercised."""
+    and classes exercised, and classes a test expects (checked or dictated)."""
     head = (
         f"{'sample':<34} {'tests':>5} {'placeholders':>12} {'restating':>9} {'dup inputs':>10} "
-        f"{'behaviours':>10} {'classes':>7}"
+        f"{'behaviours':>10} {'classes':>7} {'expected':>8}"
     )
     lines = [head, "-" * len(head)]
     for f in rows:
@@ -361,7 +368,7 @@ def suite_table(rows: list[Figures]) -> str:
         lines.append(
             f"{f.sample:<34} {f.tests:>5} {f.placeholders:>12} {f.restating:>9} "
             f"{f.dup_inputs:>10} {f'{f.behaviours_tested}/{f.behaviours}':>10} "
-            f"{f'{f.classes_tested}/{f.classes}':>7}"
+            f"{f'{f.classes_tested}/{f.classes}':>7} {f.classes_expected:>8}"
         )
     return "\n".join(lines)
 

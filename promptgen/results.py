@@ -260,6 +260,11 @@ class TestRun(_Record):
 MetricKind = Literal["compliance", "accuracy", "groundtruth", "custom", "check"]
 
 
+# The check `promptgen/evaluation/expected_class.py` adds to every run with the compliance
+# judge; reports and exports show it only where a test expects a class.
+CLASS_CHECK = "expected_class"
+
+
 class MetricInfo(_Record):
     """A metric this run scores with: built-in, custom (`*.metric.prompty`) or a check."""
 

@@ -36,6 +36,7 @@ def test_the_quality_table_against_the_scripted_fake(tmp_path: Path) -> None:
     assert (haiku["placeholders"], haiku["restating"], haiku["dup_inputs"]) == (0, 0, 0)
     # the classifier's four labels, each the expected class of a test
     assert (sentiment["classes"], sentiment["classes_tested"]) == (4, 4)
+    assert sentiment["classes_expected"] == 4  # the large-model fake: trusted
     # three scenarios: every rule and inverse rule has a test in each
     assert (translate["targets"], translate["with_tests"]) == (36, 36)
     assert (translate["instructions"], translate["covered"]) == (9, 8)
@@ -45,5 +46,5 @@ def test_the_quality_table_against_the_scripted_fake(tmp_path: Path) -> None:
     assert "no placeholder inputs      met" in done.stdout
     assert "every output class tested  met" in done.stdout
     row = next(x for x in done.stdout.splitlines() if x.startswith("haiku ") and "8/8" in x)
-    assert row.split() == ["haiku", "9", "0", "0", "0", "8/8", "0/0"]
+    assert row.split() == ["haiku", "9", "0", "0", "0", "8/8", "0/0", "0"]
     assert "recall >= 80%              met" in done.stdout

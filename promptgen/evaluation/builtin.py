@@ -38,8 +38,3 @@ def builtin_metrics(options: Options) -> list[Metric]:
         )
         metrics.append(ScoreJudge(info, needs_groundtruth=True, reads_analysis=True))
     return metrics
-
-
-GROUNDTRUTH_JUDGE = ScoreJudge(
-    MetricInfo(name="groundtruth", kind="groundtruth", scorer=True), scores_groundtruth=True
-)

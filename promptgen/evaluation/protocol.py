@@ -64,6 +64,7 @@ class MetricBase:
     judged: bool = True
     scores_groundtruth: bool = False
     needs_groundtruth: bool = False
+    needs_class: bool = False
     reads_analysis: bool = False
 
     @property
@@ -77,6 +78,7 @@ class Metric(Protocol):
     judged: asks an eval model (one verdict per judge); a check asks none.
     scores_groundtruth: scores groundtruth answers, not the models' outputs.
     needs_groundtruth: only for tests with an accepted groundtruth (accuracy).
+    needs_class: only for tests with an expected class (the `expected_class` check).
     reads_analysis: reads the intent, input specification or rules (so a run that
     generates no tests still extracts them).
     """
@@ -85,6 +87,7 @@ class Metric(Protocol):
     judged: bool
     scores_groundtruth: bool
     needs_groundtruth: bool
+    needs_class: bool
     reads_analysis: bool
 
     @property

@@ -40,7 +40,8 @@ def needed(
     run: TestRun, test: Test, metrics: Sequence[Metric], judges: Sequence[str]
 ) -> list[Needed]:
     """Every verdict a successful run needs: a check has no judge, and accuracy needs a
-    reference, an accepted groundtruth or the author's expected output (docs/metrics.md).
+    reference, an accepted groundtruth or the author's expected output, and the class
+    check an expected class (docs/metrics.md).
     A failed run needs none, and neither does a faulty one (an empty or cut-off reply is
     not an answer to judge)."""
     if not run.ok:
@@ -48,7 +49,8 @@ def needed(
     return [
         Needed(run, test, metric, who)
         for metric in metrics
-        if not metric.needs_groundtruth or test.has_reference
+        if (not metric.needs_groundtruth or test.has_reference)
+        and (not metric.needs_class or test.expected_class)
         for who in (judges if metric.judged else [None])
     ]
 

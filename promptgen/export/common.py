@@ -21,7 +21,7 @@ from promptgen.evaluation.parse import CASE_FOLDABLE, cli_value, parse_check
 from promptgen.prompting import numbered, prompt_text, stage_messages
 from promptgen.prompting.invoke import call_settings, test_arguments, test_inputs
 from promptgen.render import render_messages
-from promptgen.results import MetricInfo, Rule, Test
+from promptgen.results import CLASS_CHECK, MetricInfo, Rule, Test
 
 
 @dataclass(frozen=True)
@@ -228,9 +228,11 @@ def quoted_prompt(ctx: Context) -> str:
 
 
 def metric_sources(ctx: Context) -> list[MetricInfo]:
-    """The metrics the run scored with (or, before any evaluation, would score with)."""
+    """The metrics the run scored with (or, before any evaluation, would score with);
+    the class check only where a test expects a class."""
     if ctx.metrics:
-        return list(ctx.metrics)
+        classed = any(t.expected_class for t in ctx.tests)
+        return [m for m in ctx.metrics if m.name != CLASS_CHECK or classed]
     infos = [MetricInfo(name="compliance", kind="compliance")]
     infos += [MetricInfo(name=check_name(s), kind="check") for s in check_specs(ctx)]
     return infos
@@ -239,6 +241,11 @@ def metric_sources(ctx: Context) -> list[MetricInfo]:
 def not_a_check(info: MetricInfo) -> str:
     """Why a deterministic metric has no check spec to export: it comes from the file's
     own format (an LVE checker, a Promptarchitect test), or it no longer parses."""
+    if info.name == CLASS_CHECK:
+        return (
+            "promptgen's class check reads each test's expected class, which this "
+            "target's graders do not; not exported"
+        )
     if info.name.startswith(("lve:", "pa:")):
         kind = "the LVE's checker" if info.name.startswith("lve:") else "a Promptarchitect test"
         return f"{kind}; this target has no equivalent (export --to lve or promptarchitect)"

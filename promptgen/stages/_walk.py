@@ -11,9 +11,11 @@ carries the one the prompt dictates for its behaviour, or none.
 
 What was written is kept only when it passes `prompting/input_checks.py` and does not
 describe itself ("This is a sample review."); a test written for an output class is kept
-only when a check call sorts it into that class. Otherwise the slot is asked again at a
-higher temperature with another seed, then once for a list of candidates, of which the
-first that passes is kept; a slot still empty gets a recorded reason.
+only when a check call sorts it into that class, and carries the class as expected only
+then (where nothing can sort it: bare labels, a scale's ends, it carries none).
+Otherwise the slot is asked again at a higher temperature with another seed, then once
+for a list of candidates, of which the first that passes is kept; a slot still empty
+gets a recorded reason.
 
 Tests are written for the first scenario and copied to the others: a copy keeps the
 written inputs, leaves the other scenario's fixed inputs to the run, fills an input that
@@ -258,7 +260,13 @@ async def _checked(
         for name, text in behaviour.appended.items():
             inputs[name] = f"{inputs.get(name, '')}{text}"
     inputs = {n: inputs[n] for n in names if n in inputs}
-    return make_test(slot.rule, behaviour, where, inputs, None, None, 0), ""
+    test = make_test(slot.rule, behaviour, where, inputs, None, None, 0)
+    if behaviour is not None and behaviour.kind == "class" and not classes:
+        # Nothing sorted the input into its class (bare labels, a scale's ends, a class
+        # alone): the test exercises the class, but its label is the writer's guess, and
+        # an expected output is right or absent.
+        test = test.model_copy(update={"expected_class": None, "expected_output": None})
+    return test, ""
 
 
 async def _sorted_as(

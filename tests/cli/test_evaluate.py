@@ -66,8 +66,11 @@ def test_two_models_two_judges_two_runs(
     assert names["classify-sentiment-compliance"] == "custom"  # found beside the prompt
     assert names["contains=answer"] == names["not-icontains=violation"] == "check"
     per_run = Counter((r.test_id, r.model, r.run_index) for r in ctx.metric_results)
-    # compliance + custom metric on two judges, plus two checks without a judge
-    assert set(per_run.values()) == {6}
+    # compliance + custom metric on two judges, plus two checks without a judge, plus
+    # the class check on a test written for an output class
+    classed = {t.id for t in ctx.tests if t.expected_class}
+    assert {k: 7 if k[0] in classed else 6 for k in per_run} == per_run
+    assert classed & tested
     judges = {r.judge for r in ctx.metric_results if r.metric == "compliance"}
     assert judges == {"j1", "j2"}
     for run in ctx.test_runs:
@@ -200,7 +203,19 @@ def test_quality_gate_and_junit(server: tuple[FakeLLM, PipelineResponder], tmp_p
     suites = ET.parse(junit).getroot()
     cases = suites.findall(".//testcase")
     assert len(cases) == 4
-    assert len([c for c in cases if c.find("failure") is not None]) == 2
+    # a case fails on the judge's err, or on the class check: the fake's model under
+    # test never answers a class, so every test that expects one fails it
+    tests = {t.id: t for t in ctx.tests}
+    failing = [
+        r for r in ctx.test_runs
+        if r.metrics["compliance"].outcome == "err" or tests[r.test_id].expected_class
+    ]  # fmt: skip
+    assert any(tests[r.test_id].expected_class for r in failing)
+    assert len([c for c in cases if c.find("failure") is not None]) == len(failing) == 4
+    classed = next(r for r in ctx.test_runs if tests[r.test_id].expected_class)
+    label = tests[classed.test_id].expected_class
+    assert classed.metrics["expected_class"].outcome == "err"
+    assert f"expected {label!r}; the output starts 'm1 answer" in ET.tostring(suites, "unicode")
     ok = evaluate(tmp_path, fake, *args, "--fail-under", "50")
     assert ok.returncode == 0, ok.stderr
     report = (tmp_path / "out" / "report.md").read_text()
@@ -273,7 +288,7 @@ def test_custom_metric_discovery_and_inline_metrics(
     assert result.returncode == 0, result.stderr
     ctx = load_context(tmp_path / "out" / "context.json")
     names = {m.name for m in ctx.metrics}
-    assert names == {"compliance", "mine", "tone", "shared", "extra", "custom-1"}
+    assert names == {"compliance", "mine", "tone", "shared", "extra", "custom-1", "expected_class"}
     for run in ctx.test_runs:
         assert run.metrics["custom-1"].outcome == "ok"
         assert run.metrics["mine"].score == 75

@@ -15,7 +15,10 @@ from promptgen.options import Evaluation, Options
 
 def test_the_kinds_and_their_order() -> None:
     names = [k.__name__.rsplit(".", 1)[-1] for k in kinds()]
-    assert names == ["builtin", "custom", "verdict_judge", "check_metric", "lve", "promptarchitect"]
+    assert names == [
+        "builtin", "custom", "verdict_judge", "check_metric", "lve", "promptarchitect",
+        "expected_class",
+    ]  # fmt: skip
 
 
 def test_every_kind_in_one_list(tmp_path: Path) -> None:
@@ -31,8 +34,9 @@ def test_every_kind_in_one_list(tmp_path: Path) -> None:
         ("custom-1", "custom"),
         ("contains=a", "check"),
         ("regex=b", "check"),
+        ("expected_class", "check"),
     ]
-    assert [m.judged for m in loaded] == [True, True, True, False, False]
+    assert [m.judged for m in loaded] == [True, True, True, False, False, False]
 
 
 def test_a_name_given_twice_is_refused(tmp_path: Path) -> None:

@@ -40,7 +40,10 @@ def evaluate(
 
 
 def metrics(**evaluation: Any) -> list[Metric]:
-    return load_metrics(prompt(), Options(evaluation=Evaluation(**evaluation)))
+    """The metrics the options load, but the class check every run has
+    (test_expected_class.py)."""
+    loaded = load_metrics(prompt(), Options(evaluation=Evaluation(**evaluation)))
+    return [m for m in loaded if m.name != "expected_class"]
 
 
 def compliance() -> Metric:
@@ -263,6 +266,7 @@ def test_metrics_beside_the_prompt_and_from_options_load_once(tmp_path: Path) ->
         ("custom-1", "custom"),
         ("contains=e", "check"),
         ("regex=^[a-z]+$", "check"),
+        ("expected_class", "check"),
     ]
     tone, shared = found[1], found[2]
     assert tone.info.scorer and not tone.scores_groundtruth
@@ -271,5 +275,5 @@ def test_metrics_beside_the_prompt_and_from_options_load_once(tmp_path: Path) ->
     cfg = build_config(loaded, options)
     assert cfg.groundtruth_metrics == (shared,)
     assert [m.name for m in cfg.output_metrics] == [
-        "compliance", "tone", "custom-1", "contains=e", "regex=^[a-z]+$"
+        "compliance", "tone", "custom-1", "contains=e", "regex=^[a-z]+$", "expected_class"
     ]  # fmt: skip

@@ -233,8 +233,9 @@ def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: 
     assert "Write a review in which the customer is mostly unhappy." in asked[0]
     assert "- review (string)" in asked[0]
     test = next(t for t in ctx.tests if t.behaviours == [unhappy.id])
-    # the class the prompt dictates is the expected output; nothing the writer said is
-    assert (test.expected_output, test.expected_class) == ("negative", "negative")
+    # a class alone cannot be checked (nothing to tell it from), so the test carries
+    # neither the class nor the output the prompt dictates for it: right or absent
+    assert (test.expected_output, test.expected_class) == (None, None)
     assert all(t.expected_output is None for t in ctx.tests if not t.behaviours)
 
 
@@ -306,7 +307,9 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
 def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     source = "Answer with one of these words: positive: pleased; negative: unhappy"
-    pleased = Behaviour.make("class", "pleased", expected_class="positive", source=source)
+    pleased = Behaviour.make(
+        "class", "pleased", expected_class="positive", expected_output="positive", source=source
+    )
     unhappy = Behaviour.make("class", "unhappy", expected_class="negative", source=source)
     with_behaviours(ctx, pleased, unhappy)
     responder = PipelineResponder()
@@ -314,6 +317,8 @@ def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM
     fake.responder = responder
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     assert [t.expected_class for t in ctx.tests if t.behaviours] == ["positive"]
+    # checked, the class and the output the prompt dictates for it are expected
+    assert [t.expected_output for t in ctx.tests if t.behaviours] == ["positive"]
     checks = texts(fake, "ClassCheck")
     # pleased: once; unhappy: 3 tries and 4 candidates, each read among all classes, then
     # against the class read, that one first (misread: no second order)
@@ -461,7 +466,9 @@ def test_bare_labels_are_not_checked(fake: FakeLLM, llm: LLM) -> None:
     fix = Behaviour.make("class", 'the right type is "fix"', expected_class="fix", source=source)
     with_behaviours(ctx, feat, fix)
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
-    assert [t.expected_class for t in ctx.tests if t.behaviours] == ["feat", "fix"]
+    assert [t.behaviours for t in ctx.tests if t.behaviours] == [[feat.id], [fix.id]]
+    # unchecked, the label is the writer's guess: exercised, not expected
+    assert [t.expected_class for t in ctx.tests if t.behaviours] == [None, None]
     assert texts(fake, "ClassCheck") == []
 
 
