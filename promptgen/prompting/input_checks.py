@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from promptgen.model import PromptInput, PromptUnderTest
@@ -287,6 +288,9 @@ def problem(
         filler = next((m for t in _strings(value) if (m := _FILLER.search(t.strip()))), None)
         if filler and not _chosen(value, spec):
             return f"{name} holds a stand-in for content ({filler.group(0)})"
+        looped = next((line for t in _strings(value) if (line := loops(t))), None)
+        if looped:
+            return f"{name} repeats one line over and over ({looped[:40]!r})"
         if copies(value, prompt_words):
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):
@@ -306,6 +310,25 @@ def problem(
     index = others if isinstance(others, InputIndex) else InputIndex(list(others), names)
     if index.find(inputs) is not None:
         return "a near-duplicate of another test's input"
+    return None
+
+
+# A line (or sentence) that comes back this often, and makes up this share of a text's
+# lines, is a small model looping, not a value anyone would send (the 1.5B wrote diffs of
+# one `return` line eight times over, and "@@ -12,7 +12,9 @@" hunk headers with nothing
+# between them).
+LOOP_REPEATS, LOOP_SHARE, LOOP_MIN_CHARS = 3, 1 / 3, 8
+
+
+def loops(text: str) -> str | None:
+    """The line or sentence `text` repeats over and over, or None."""
+    for parts in (text.splitlines(), re.split(r"(?<=[.!?])\s+", text)):
+        kept = [" ".join(p.split()) for p in parts if len(p.strip()) >= LOOP_MIN_CHARS]
+        if len(kept) < LOOP_REPEATS:
+            continue
+        line, count = Counter(kept).most_common(1)[0]
+        if count >= LOOP_REPEATS and count >= LOOP_SHARE * len(kept):
+            return line
     return None
 
 
@@ -333,6 +356,7 @@ _KINDS = (
     ("near-duplicate", "near_duplicate"),
     ("describes itself", "self_description"),
     ("stand-in", "filler"),
+    ("over and over", "looping"),
 )
 
 

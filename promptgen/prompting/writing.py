@@ -147,8 +147,10 @@ def case_of(rule: Rule, behaviour: Behaviour | None) -> str:
         return behaviour.text
     said = _unframed(instruction_of(rule.text))
     if rule.inverse:
-        return f"an AI model answering it could easily make this mistake: {said}"
-    return f"an AI model answering it must take care to follow this rule: {said}"
+        # Not "an AI model answering it": the 1.5B wrote that into the input ("I bought
+        # this AI model and it was terrible").
+        return f"a careless answer to it could easily make this mistake: {said}"
+    return f"a good answer to it must take care to follow this rule: {said}"
 
 
 _NEUTRAL = re.compile(

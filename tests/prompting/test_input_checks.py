@@ -125,3 +125,14 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert echoes("The lid cracked the first time I washed it", inputs)
     assert echoes("The output should be a single word.", inputs)
     assert not echoes("negative", inputs)
+
+
+def test_a_model_looping_is_refused() -> None:
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n" + "+    return items[start:end]\n" * 4
+    assert why(diff) == "review repeats one line over and over ('+ return items[start:end]')"
+    said = "Great kettle. " + "I love it so much! " * 3
+    assert why(said) == "review repeats one line over and over ('I love it so much!')"
+    # a line said twice, or a short line repeated (closing braces), is not a loop
+    assert why("It leaks. It leaks. The lid is fine and the handle stays cool.") is None
+    code = "def a():\n    pass\n}\n}\n}\ndef b():\n    return 1\n"
+    assert why(code) is None

@@ -56,10 +56,10 @@ def test_the_case_a_slot_is_written_for() -> None:
     rule = Rule.make("The output is in lowercase.")
     inverse = Rule.make("The output uses capital letters.", inverse_of=rule.id)
     assert case_of(rule, None) == (
-        "an AI model answering it must take care to follow this rule: the answer is in lowercase"
+        "a good answer to it must take care to follow this rule: the answer is in lowercase"
     )
     assert case_of(inverse, None) == (
-        "an AI model answering it could easily make this mistake: the answer uses capital letters"
+        "a careless answer to it could easily make this mistake: the answer uses capital letters"
     )
     unhappy = Behaviour.make("class", "the customer is mostly unhappy")
     assert case_of(rule, unhappy) == "the customer is mostly unhappy"
