@@ -108,6 +108,41 @@ def example_of(prompt: PromptUnderTest, names: list[str]) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + " ..."
 
 
+def given_inputs(prompt: PromptUnderTest, left: list[str], index: int) -> dict[str, Any]:
+    """The inputs a test takes from an author's sample rather than from the writer: with
+    several inputs to write and one of them the prose a person sends (the question after
+    the article, the request beside a code), every other one comes from a sample (the
+    `index`-th, in turn), and the writer writes that one alone, shown the others. Asked
+    for all three of a help-centre prompt's inputs, the 1.5B wrote a one-line "article"
+    ("A book about space exploration") every time; the author's articles are real ones."""
+    main = prose_input(prompt)
+    if main is None or main not in left or len(left) < 2:
+        return {}
+    others = [n for n in left if n != main]
+    sources = [s.inputs for s in prompt.test_samples if all(n in s.inputs for n in others)]
+    if not sources:
+        values = {n: _sample_value(prompt, n) for n in others}
+        sources = [values] if all(v is not None for v in values.values()) else []
+    if not sources:
+        return {}
+    chosen = sources[index % len(sources)]
+    return {n: chosen[n] for n in others}
+
+
+def _sample_value(prompt: PromptUnderTest, name: str) -> Any:
+    spec = prompt.inputs[name]
+    return spec.sample if spec.sample is not None else spec.default
+
+
+def shown_given(given: dict[str, Any]) -> str:
+    """The given inputs as the writer sees them: each by name, its value as written."""
+    lines = []
+    for name, value in given.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append(f"{name}:\n{text.strip()}" if "\n" in text else f"{name}: {text}")
+    return "\n\n".join(lines)
+
+
 # Lines of a text sample shown for its form.
 FORM_LINES = 3
 

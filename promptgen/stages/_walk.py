@@ -42,8 +42,10 @@ from promptgen.prompting.writing import (
     described_inputs,
     describes_itself,
     example_of,
+    given_inputs,
     guidance_of,
     noun,
+    shown_given,
 )
 from promptgen.results import Behaviour, Test
 from promptgen.stage import Scope
@@ -149,6 +151,9 @@ async def _write(
     where = scenario.name if scenario else None
     fixed = dict(behaviour.inputs) if behaviour else {}
     left = [n for n in names if n not in fixed]
+    given = given_inputs(ctx.prompt, left, index)
+    fixed.update(given)
+    left = [n for n in left if n not in given]
     if not left:  # the case fixes every input: nothing to write
         inputs, _ = complete_inputs(ctx.prompt, fixed, names, repair=False)
         if inputs is None:
@@ -157,7 +162,8 @@ async def _write(
     why = "no answer"
     tries, size = 0, 0
     for attempt, temperature in enumerate(TEMPERATURES):
-        found = await _ask(scope, slot, left, 1, index * len(TEMPERATURES) + attempt, temperature)
+        variant = index * len(TEMPERATURES) + attempt
+        found = await _ask(scope, slot, left, given, 1, variant, temperature)
         tries += 1
         if found is None:
             return None, ""
@@ -168,7 +174,9 @@ async def _write(
                 return test, ""
     if _listing_helps(why) and size <= LIST_AT_MOST:
         # A small model that repeats one short input (a haiku topic) lists different ones.
-        found = await _ask(scope, slot, left, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1])
+        found = await _ask(
+            scope, slot, left, given, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1]
+        )
         tries += 1
         for written in found or []:
             test, why = await _checked(scope, slot, written, fixed, names, where)
@@ -185,11 +193,19 @@ def _listing_helps(why: str) -> bool:
 
 
 async def _ask(
-    scope: Scope, slot: Slot, left: list[str], count: int, variant: int, temperature: float
+    scope: Scope,
+    slot: Slot,
+    left: list[str],
+    given: dict[str, Any],
+    count: int,
+    variant: int,
+    temperature: float,
 ) -> list[dict[str, Any]] | None:
-    """`count` sets of written values for `left`; None when the call failed."""
+    """`count` sets of written values for `left`, beside the `given` ones; None when the
+    call failed."""
     ctx, gen = scope.ctx, scope.cfg.gen
     example = example_of(ctx.prompt, left)
+    shown = shown_given(given)
     messages = stage_messages(
         "test_input",
         inputs=described_inputs(ctx.prompt, left, ctx.intent),
@@ -197,10 +213,11 @@ async def _ask(
         case=case_of(slot.rule, slot.behaviour),
         context=context_of(slot.behaviour),
         example=example,
+        given=shown,
         guidance=guidance_of(ctx.prompt, guidance(ctx, scope.cfg)),
         count=count,
     )
-    budget = min(MAX_TOKENS, MIN_TOKENS + len(example) // 2) * count
+    budget = min(MAX_TOKENS, MIN_TOKENS + len(example) // 2) * count  # written, not shown
     result = await scope.complete(
         messages, model="rules", output=inputs_model(ctx.prompt, left, count),
         temperature=temperature if gen.temperature is None or variant else gen.temperature,

@@ -10,7 +10,7 @@ from typing import Any
 
 from promptgen.context import Context
 from promptgen.llm import LLM, load_settings
-from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario
+from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario, TestSample
 from promptgen.report.outputs import rules_markdown
 from promptgen.results import Behaviour, Test
 from promptgen.stages import _walk, tests
@@ -217,6 +217,44 @@ def test_every_slot_gets_a_test_written_once_and_copied_to_the_other_scenarios(
         assert copy.id != first.id
     assert tests.todo(ctx, cfg) == []
     assert ctx.stage("tests").notes == {}
+
+
+ARTICLES = [
+    "Exporting notes\n\nAny note can be exported as PDF or Markdown from its menu.",
+    "Refunds\n\nYearly plans can be refunded in full within 14 days of the payment.",
+]
+
+
+def test_the_question_is_written_about_an_authors_article(fake: FakeLLM, llm: LLM) -> None:
+    """Several inputs, one of them the prose a person sends: the others come from the
+    author's samples in turn, shown to the writer, who writes the question alone."""
+    ctx = context(rules=1)
+    ctx.prompt = PromptUnderTest(
+        name="help",
+        messages=[
+            Message(role="system", content="Answer using only this article:\n{{article}}"),
+            Message(role="user", content="{{question}}"),
+        ],
+        inputs={
+            "article": PromptInput(name="article", type="string"),
+            "question": PromptInput(name="question", type="string"),
+        },
+        test_samples=[
+            TestSample(inputs={"article": a, "question": q})
+            for a, q in zip(ARTICLES, ["How do I export a note?", "Refund?"], strict=True)
+        ],
+    )
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    generated = [t for t in ctx.tests if t.origin == "generated"]
+    assert len(generated) == 2
+    # the articles in turn, and never a written one
+    assert [t.inputs["article"] for t in generated] == ARTICLES
+    assert all(t.inputs["question"] not in ("", None) for t in generated)
+    asked = texts(fake, "TestInputs")
+    assert "The test's other inputs, already chosen:\narticle:\nExporting notes" in asked[0]
+    assert "- question (string)" in asked[0] and "- article (string)" not in asked[0]
+    for schema in written(fake):
+        assert list(schema["$defs"]["Inputs"]["properties"]) == ["question"]
 
 
 def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: LLM) -> None:
