@@ -40,7 +40,11 @@ _TITLED_BLANK = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\](?!\()")
 # a value that is only a field's name ("Product Name") or one letter.
 _FILLER = re.compile(
     r"\b(?i:sample|example|dummy|placeholder|generic|fake) (?i:product|title|item|name|"
-    r"company|text|value|data|document|feature|change|review|message)s?\b"
+    r"company|text|value|data|document|feature|change|review|message|phone number|"
+    r"email address|address|contact)s?\b"
+    # a slot for content: "Your signature goes here", "[email protected]" (a web page's
+    # hidden address, copied from a crawl)
+    r"|\b(?i:goes|go) here\b|\[(?i:email protected)\]"
     r"|\b(?i:hello),? (?i:world)\b|\b(?i:lorem ipsum)\b|\b(?i:the quick brown fox)\b"
     r"|\b(?:[Pp]roduct|[Ii]tem|[Cc]ompany|[Ff]eature|[Cc]hange|[Cc]ustomer|[Uu]ser) ?[A-Z]\b"
     r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"

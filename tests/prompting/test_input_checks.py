@@ -60,9 +60,17 @@ def test_stand_ins_for_content_are_refused() -> None:
         ("Lorem ipsum dolor sit amet.", "Lorem ipsum"),
         ("The quick brown fox jumps over the lazy dog.", "The quick brown fox"),
         ("B", "B"),
+        ("Here are some sample phone numbers: 555-0101", "sample phone numbers"),
+        ("Your signature goes here. Call me.", "goes here"),
+        ("Write to [email protected] today.", "[email protected]"),
     ]:
         assert why(value) == f"review holds a stand-in for content ({found})", value
-    for real in ["Apple iPhone 15 Pro, 128 GB", "The sample size was too small.", "Item 4 broke"]:
+    for real in [
+        "Apple iPhone 15 Pro, 128 GB",
+        "The sample size was too small.",
+        "Item 4 broke",
+        "I went here twice; the address is on the receipt.",
+    ]:
         assert why(real) is None, real
     assert why("B", spec={"enum": ["A", "B"]}) is None  # a choice the input declares
 
