@@ -173,6 +173,7 @@ def suite_figures(ctx: Any, figures: Figures) -> None:
     and output classes exercised."""
     from promptgen.prompting.input_checks import copies, near_duplicate_inputs, placeholder
     from promptgen.prompting.inverse_forms import contradicts
+    from promptgen.prompting.writing import shared_inputs
 
     generated = [t for t in ctx.tests if t.origin == "generated"]
     prompt_words = "\n".join(m.content for m in ctx.prompt.messages if m.content)
@@ -200,8 +201,9 @@ def suite_figures(ctx: Any, figures: Figures) -> None:
         for inv in ctx.inverse_rules
         if inv.inverse_of in rules
     )
+    shared = shared_inputs(ctx.prompt)  # one article, many questions: not duplicates
     figures.dup_inputs = sum(
-        a.scenario == b.scenario and near_duplicate_inputs(a.inputs, b.inputs)
+        a.scenario == b.scenario and near_duplicate_inputs(a.inputs, b.inputs, shared)
         for i, a in enumerate(generated)
         for b in generated[i + 1 :]
     )

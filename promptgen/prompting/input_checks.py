@@ -87,10 +87,27 @@ def content_set(text: str) -> frozenset[str]:
     return frozenset(w for w in _norm(text).split() if w not in _STOP_WORDS)
 
 
-def near_duplicate_inputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+Shared = dict[str, frozenset[str]]
+
+
+def _value_key(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _unshared(inputs: dict[str, Any], shared: Shared | None) -> dict[str, Any]:
+    """`inputs` without the values an author's sample gives every test alike (the
+    article a question is about): two questions about one article are two tests."""
+    if not shared:
+        return inputs
+    return {n: v for n, v in inputs.items() if _value_key(v) not in shared.get(n, ())}
+
+
+def near_duplicate_inputs(
+    a: dict[str, Any], b: dict[str, Any], shared: Shared | None = None
+) -> bool:
     """The same inputs in other words: equal once normalised, the same content words,
-    or a token-sort similarity of at least 85."""
-    raw_a, raw_b = (" ".join(text_of(x).split()) for x in (a, b))
+    or a token-sort similarity of at least 85 (values in `shared` set aside)."""
+    raw_a, raw_b = (" ".join(text_of(_unshared(x, shared)).split()) for x in (a, b))
     if raw_a == raw_b:
         return True
     ta, tb = _norm(raw_a), _norm(raw_b)
@@ -112,8 +129,14 @@ class InputIndex:
     """Inputs already in a suite, for finding a near-duplicate of a new one quickly (the
     normalised texts and word sets kept; the similarity scan in rapidfuzz's C loop)."""
 
-    def __init__(self, inputs: list[dict[str, Any]] = (), names: list[str] | None = None) -> None:  # type: ignore[assignment]
+    def __init__(
+        self,
+        inputs: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        names: list[str] | None = None,
+        shared: Shared | None = None,
+    ) -> None:
         self.names = names
+        self.shared = shared
         self.raw: dict[str, int] = {}
         self.norms: list[str] = []
         self.sets: dict[frozenset[str], int] = {}
@@ -123,7 +146,7 @@ class InputIndex:
     def _texts(self, inputs: dict[str, Any]) -> tuple[str, str]:
         if self.names is not None:
             inputs = {n: inputs.get(n) for n in self.names}
-        raw = " ".join(text_of(inputs).split())
+        raw = " ".join(text_of(_unshared(inputs, self.shared)).split())
         return raw, _norm(raw)
 
     def add(self, inputs: dict[str, Any]) -> None:
@@ -294,7 +317,7 @@ def problem(
             return f"{name} holds a stand-in for content ({filler.group(0)})"
         looped = next((line for t in _strings(value) if (line := loops(t))), None)
         if looped:
-            return f"{name} repeats one line over and over ({looped[:40]!r})"
+            return f"{name} repeats itself over and over ({looped[:40]!r})"
         if copies(value, prompt_words):
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):
@@ -324,8 +347,18 @@ def problem(
 LOOP_REPEATS, LOOP_SHARE, LOOP_MIN_CHARS = 3, 1 / 3, 8
 
 
+# One word making up half of a text of this many words or more is a loop too ("AAA BBB
+# BBB BBB ..." for a title stuffed with keywords).
+LOOP_WORDS = 20
+
+
 def loops(text: str) -> str | None:
-    """The line or sentence `text` repeats over and over, or None."""
+    """The line, sentence or word `text` repeats over and over, or None."""
+    words = text.split()
+    if len(words) >= LOOP_WORDS:
+        word, count = Counter(w.lower() for w in words).most_common(1)[0]
+        if count >= len(words) / 2:
+            return word
     for parts in (text.splitlines(), re.split(r"(?<=[.!?])\s+", text)):
         kept = [" ".join(p.split()) for p in parts if len(p.strip()) >= LOOP_MIN_CHARS]
         if len(kept) < LOOP_REPEATS:

@@ -129,6 +129,26 @@ def given_inputs(prompt: PromptUnderTest, left: list[str], index: int) -> dict[s
     return {n: chosen[n] for n in others}
 
 
+def shared_inputs(prompt: PromptUnderTest) -> dict[str, frozenset[str]]:
+    """The author's values `given_inputs` may give a test, by input: set aside when tests
+    are compared (two questions about one article are two tests)."""
+    main = prose_input(prompt)
+    if main is None:
+        return {}
+    found: dict[str, set[str]] = {}
+    for name in prompt.inputs:
+        if name == main:
+            continue
+        values = [s.inputs[name] for s in prompt.test_samples if name in s.inputs]
+        values.append(_sample_value(prompt, name))
+        found[name] = {
+            v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+            for v in values
+            if v is not None
+        }
+    return {n: frozenset(v) for n, v in found.items() if v}
+
+
 def _sample_value(prompt: PromptUnderTest, name: str) -> Any:
     spec = prompt.inputs[name]
     return spec.sample if spec.sample is not None else spec.default

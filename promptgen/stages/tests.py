@@ -33,7 +33,7 @@ from promptgen.prompting import (
 from promptgen.prompting.behaviours import derive
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
 from promptgen.prompting.input_checks import InputIndex, kind_of, problem
-from promptgen.prompting.writing import echoes
+from promptgen.prompting.writing import echoes, shared_inputs
 from promptgen.results import Behaviour, Rule, Test
 from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests, test_key
@@ -363,18 +363,20 @@ async def _generate(scope: Scope, chunk: Chunk, generation: int = 0) -> list[Tes
 
 def keep(scope: Scope, new: list[Test]) -> None:
     """Add the tests whose input is new: neither the same as nor a near-duplicate of a
-    test of its scenario (or an author's sample).
+    test of its scenario (or an author's sample), the values an author's sample gives
+    every test alike set aside (`shared_inputs`: one article, many questions).
 
     Chunks run side by side: when two of their tests have one input (or nearly), the one
     that sorts first (`test_key`) is kept whichever call returned first, so the test set
     does not depend on completion order."""
     ctx = scope.ctx
     rank = test_key(ctx)
+    shared = shared_inputs(ctx.prompt)
     indexes: dict[str | None, tuple[InputIndex, list[int]]] = {}
 
     def index_of(scenario: str | None) -> tuple[InputIndex, list[int]]:
         if scenario not in indexes:
-            index, where = InputIndex(), []
+            index, where = InputIndex(shared=shared), []
             for i, t in enumerate(ctx.tests):
                 if t.scenario == scenario or t.origin == "sample":
                     index.add(t.inputs)
@@ -419,7 +421,7 @@ def _to_tests(
     scenario = chunk.scenario.name if chunk.scenario else None
     # Within the chunk only (and the samples): a test of another chunk, answered before
     # or after this one, is met in `keep`, which keeps the one that sorts first.
-    others = InputIndex(samples_of(ctx))
+    others = InputIndex(samples_of(ctx), shared=shared_inputs(ctx.prompt))
     tests = []
     for label, number, case in cases:
         rule = labels[label]  # a property of the schema: always one of the chunk's

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from promptgen.model import Message, PromptInput, PromptUnderTest
-from promptgen.prompting.input_checks import near_duplicate_inputs, problem
+from promptgen.prompting.input_checks import InputIndex, near_duplicate_inputs, problem
 from promptgen.prompting.writing import describes_itself, echoes
 
 SYSTEM = "Label the sentiment of the review. Answer with one word: positive or negative."
@@ -124,6 +124,18 @@ def test_near_duplicates_of_other_tests_are_refused() -> None:
     assert not near_duplicate_inputs({"x": ""}, {"x": "?!"})  # two inputs without words
 
 
+def test_an_authors_shared_value_is_set_aside_when_tests_are_compared() -> None:
+    schema = "CREATE TABLE orders (id integer, total_cents integer, placed_at date);" * 3
+    a = {"schema": schema, "question": "How many orders were placed in May?"}
+    b = {"schema": schema, "question": "Which order had the largest total?"}
+    assert near_duplicate_inputs(a, b)  # the long schema outweighs the questions
+    shared = {"schema": frozenset([schema])}
+    assert not near_duplicate_inputs(a, b, shared)
+    assert near_duplicate_inputs(a, {**a, "question": "how many orders were placed in may"}, shared)
+    index = InputIndex([a], shared=shared)
+    assert index.find(b) is None and index.find(dict(a)) == 0
+
+
 def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert describes_itself("This is a sample review.")
     assert describes_itself("This text will be ignored by the model.")
@@ -137,9 +149,11 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
 
 def test_a_model_looping_is_refused() -> None:
     diff = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n" + "+    return items[start:end]\n" * 4
-    assert why(diff) == "review repeats one line over and over ('+ return items[start:end]')"
+    assert why(diff) == "review repeats itself over and over ('+ return items[start:end]')"
     said = "Great kettle. " + "I love it so much! " * 3
-    assert why(said) == "review repeats one line over and over ('I love it so much!')"
+    assert why(said) == "review repeats itself over and over ('I love it so much!')"
+    assert why("AAA " + "BBB " * 30) == "review repeats itself over and over ('bbb')"
+    assert why("Socks Wool Socks Hiking Socks Men Socks Warm Socks") is None  # stuffed
     # a line said twice, or a short line repeated (closing braces), is not a loop
     assert why("It leaks. It leaks. The lid is fine and the handle stays cool.") is None
     code = "def a():\n    pass\n}\n}\n}\ndef b():\n    return 1\n"
