@@ -237,6 +237,13 @@ _META = re.compile(
     r"|\b(?:sample|test|example|placeholder) (?:review|text|input|message|prompt|value|document)\b"
     r"|\bthis (?:review|text|input|message|prompt|value|document) (?:is|was|will|should|contains)\b"
     r"|\b(?:written|translated) in (?:english|german|french|spanish|italian|portuguese|dutch)\b"
+    # a text about a text: "The text is about how to plan a party", "This is a summary of
+    # the provided text.", "The user is writing a detailed summary ..."
+    r"|\bthe (?:text|article|document|review|message|input|post|story) (?:is about|describes|"
+    r"talks about|discusses|covers|I want)\b"
+    r"|\bthis is an? (?:summary|text|article|document|message)\b"
+    r"|\bthe user (?:is|wants|asks)\b"
+    r"|\b(?:summari[sz]ation|language|text) model\b"
     r"|\bthe ai model\b|\bai assistant\b|\bas an ai\b"
     # the writer refusing instead of writing ("I'm sorry, but I can't assist with that.")
     r"|\bI(?:'m| am) sorry,? but I (?:can't|cannot)\b|\bI (?:can't|cannot) (?:assist|help) with\b",

@@ -141,6 +141,13 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert describes_itself("This text will be ignored by the model.")
     assert describes_itself("Questa recensione è scritta in italiano. Written in Italian.")
     assert not describes_itself("The box arrived on Tuesday and the lid was cracked.")
+    # a text about a text, not one
+    assert describes_itself("The text is about how to plan a party and includes ideas.")
+    assert describes_itself("This is a summary of the provided text.")
+    assert describes_itself("The user is writing a detailed summary of an issue.")
+    assert describes_itself("I am a text summarization model that can help users.")
+    for real in ["This is a review of my blender: it broke.", "The article I read covers it."]:
+        assert not describes_itself(real), real
     inputs = {"review": "The lid cracked the first time I washed it."}
     assert echoes("The lid cracked the first time I washed it", inputs)
     assert echoes("The output should be a single word.", inputs)
