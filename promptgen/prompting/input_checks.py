@@ -350,6 +350,7 @@ LOOP_REPEATS, LOOP_SHARE, LOOP_MIN_CHARS = 3, 1 / 3, 8
 # One word making up half of a text of this many words or more is a loop too ("AAA BBB
 # BBB BBB ..." for a title stuffed with keywords).
 LOOP_WORDS = 20
+LOOP_GRAM = 4
 
 
 def loops(text: str) -> str | None:
@@ -359,6 +360,11 @@ def loops(text: str) -> str | None:
         word, count = Counter(w.lower() for w in words).most_common(1)[0]
         if count >= len(words) / 2:
             return word
+        # a phrase: "von der Rückgabe der Bestellungen" twenty times over
+        grams = Counter(" ".join(words[i : i + LOOP_GRAM]) for i in range(len(words)))
+        phrase, count = grams.most_common(1)[0]
+        if count >= LOOP_REPEATS + 1 and count * LOOP_GRAM >= len(words) / 3:
+            return phrase
     for parts in (text.splitlines(), re.split(r"(?<=[.!?])\s+", text)):
         kept = [" ".join(p.split()) for p in parts if len(p.strip()) >= LOOP_MIN_CHARS]
         if len(kept) < LOOP_REPEATS:

@@ -34,7 +34,7 @@ from promptgen.context import Context
 from promptgen.model import Scenario
 from promptgen.prompting import generated_inputs, stage_messages
 from promptgen.prompting.cases import complete_inputs, inputs_model
-from promptgen.prompting.input_checks import kind_of, problem
+from promptgen.prompting.input_checks import COPIED_WORDS, copies, kind_of, problem
 from promptgen.prompting.per_item import answers
 from promptgen.prompting.writing import (
     case_of,
@@ -169,7 +169,7 @@ async def _write(
             return None, ""
         for written in found:
             size = len(json.dumps(written, ensure_ascii=False))
-            test, why = await _checked(scope, slot, written, fixed, names, where)
+            test, why = await _checked(scope, slot, written, fixed, given, names, where)
             if test is not None:
                 return test, ""
     if _listing_helps(why) and size <= LIST_AT_MOST:
@@ -179,7 +179,7 @@ async def _write(
         )
         tries += 1
         for written in found or []:
-            test, why = await _checked(scope, slot, written, fixed, names, where)
+            test, why = await _checked(scope, slot, written, fixed, given, names, where)
             if test is not None:
                 return test, ""
     return None, f"no valid test after {tries} tries; the last: {why}"
@@ -238,6 +238,7 @@ async def _checked(
     slot: Slot,
     written: dict[str, Any],
     fixed: dict[str, Any],
+    given: dict[str, Any],
     names: list[str],
     where: str | None,
 ) -> tuple[Test | None, str]:
@@ -246,6 +247,8 @@ async def _checked(
     left = [n for n in names if n not in fixed]
     case = case_of(slot.rule, behaviour)
     why = problem({**written, **fixed}, ctx.prompt, left, others=others_of(ctx, where), case=case)
+    if why is None:
+        why = _copies_given(written, left, given)
     if why is None and any(describes_itself(written.get(n)) for n in left):
         why = "the input describes itself instead of being one"
     if why is not None:
@@ -284,6 +287,16 @@ async def _checked(
         # an expected output is right or absent.
         test = test.model_copy(update={"expected_class": None, "expected_output": None})
     return test, ""
+
+
+def _copies_given(written: dict[str, Any], left: list[str], given: dict[str, Any]) -> str | None:
+    """A written value that copies a passage of an input it was shown (the question that
+    quotes the article back)."""
+    for name, value in given.items():
+        long = isinstance(value, str) and len(value.split()) >= COPIED_WORDS
+        if long and any(copies(written.get(n), value) for n in left):
+            return f"{left[0]} copies the {name} it was shown"
+    return None
 
 
 async def _sorted_as(

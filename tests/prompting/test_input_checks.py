@@ -161,6 +161,8 @@ def test_a_model_looping_is_refused() -> None:
     assert why(said) == "review repeats itself over and over ('I love it so much!')"
     assert why("AAA " + "BBB " * 30) == "review repeats itself over and over ('bbb')"
     assert why("Socks Wool Socks Hiking Socks Men Socks Warm Socks") is None  # stuffed
+    german = "Wann kann ich " + "von der Rückgabe der Bestellungen " * 5
+    assert why(german) == "review repeats itself over and over ('von der Rückgabe der')"
     # a line said twice, or a short line repeated (closing braces), is not a loop
     assert why("It leaks. It leaks. The lid is fine and the handle stays cool.") is None
     code = "def a():\n    pass\n}\n}\n}\ndef b():\n    return 1\n"

@@ -257,6 +257,16 @@ def test_the_question_is_written_about_an_authors_article(fake: FakeLLM, llm: LL
         assert list(schema["$defs"]["Inputs"]["properties"]) == ["question"]
 
 
+def test_a_question_that_quotes_its_article_back_is_refused() -> None:
+    article = "Any note can be exported as PDF or Markdown from its menu in the app."
+    quoting = {"question": "Why can any note be exported as PDF or Markdown from its menu?"}
+    assert _walk._copies_given(quoting, ["question"], {"article": article}) == (
+        "question copies the article it was shown"
+    )
+    own = {"question": "How do I export a whole notebook?"}
+    assert _walk._copies_given(own, ["question"], {"article": article}) is None
+
+
 def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     ctx.prompt.messages[0].content = "Label the {{review}} as positive or negative."
