@@ -312,6 +312,10 @@ def problem(
         found = placeholder(value, list(prompt.inputs))
         if found:
             return f"{name} holds template syntax ({found})"
+        if isinstance(value, str) and _norm(value) == _norm(name.replace("_", " ")):
+            return f"{name} holds only its own name"
+        if spec is not None and _only_opening(value, spec.sample):
+            return f"{name} holds only the opening of the author's sample"
         filler = next((m for t in _strings(value) if (m := _FILLER.search(t.strip()))), None)
         if filler and not _chosen(value, spec):
             return f"{name} holds a stand-in for content ({filler.group(0)})"
@@ -375,6 +379,24 @@ def loops(text: str) -> str | None:
     return None
 
 
+# The lines of a text sample a writer is shown for its form (`writing.example_of`).
+OPENING_LINES = 3
+
+
+def _only_opening(value: Any, sample: Any) -> bool:
+    """A value that is the first lines of a longer sample, with at most two words of its
+    own after them ("--- a/app.py ... @@ -12,7 @@" then "..."): the form the writer was
+    shown, given back."""
+    if not isinstance(value, str) or not isinstance(sample, str):
+        return False
+    lines = sample.splitlines()
+    if len(lines) <= OPENING_LINES:
+        return False
+    opening = _norm("\n".join(lines[:OPENING_LINES]))
+    text = _norm(value)
+    return bool(opening) and text.startswith(opening) and len(text[len(opening) :].split()) <= 2
+
+
 def _chosen(value: Any, spec: PromptInput | None) -> bool:
     """A value the input's declaration allows as it is: one of its enum, or its sample's
     or default's own value ("A" for a grade)."""
@@ -400,6 +422,8 @@ _KINDS = (
     ("describes itself", "self_description"),
     ("stand-in", "filler"),
     ("over and over", "looping"),
+    ("its own name", "filler"),
+    ("opening of the author's sample", "copied_text"),
 )
 
 

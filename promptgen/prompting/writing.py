@@ -12,6 +12,7 @@ from typing import Any
 
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.behaviours import noun_of, plain, prose_input
+from promptgen.prompting.input_checks import OPENING_LINES
 from promptgen.prompting.inverse_forms import instruction_of
 from promptgen.results import Behaviour, Rule
 
@@ -164,7 +165,7 @@ def shown_given(given: dict[str, Any]) -> str:
 
 
 # Lines of a text sample shown for its form.
-FORM_LINES = 3
+FORM_LINES = OPENING_LINES
 
 
 def _form(value: Any) -> Any:

@@ -167,3 +167,13 @@ def test_a_model_looping_is_refused() -> None:
     assert why("It leaks. It leaks. The lid is fine and the handle stays cool.") is None
     code = "def a():\n    pass\n}\n}\n}\ndef b():\n    return 1\n"
     assert why(code) is None
+
+
+def test_the_form_given_back_or_the_inputs_name_is_refused() -> None:
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n-    start = page\n+    start = page - 1\n"
+    spec = {"sample": diff}
+    opening = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n..."
+    assert why(opening, spec=spec) == "review holds only the opening of the author's sample"
+    own = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n+    return []\n+    # empty pages\n"
+    assert why(own, spec=spec) is None  # the same file, lines of its own
+    assert why("Review") == "review holds only its own name"
