@@ -29,6 +29,7 @@ from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
+    CLASS_CHECK,
     BatchJob,
     Behaviour,
     CompiledRule,
@@ -151,6 +152,12 @@ class Context(BaseModel):
         """Record the metrics this run scores with (earlier runs' metrics are kept)."""
         known = {m.name: m for m in self.metrics}
         self.metrics = list({**known, **{m.name: m for m in infos}}.values())
+
+    def shown_metrics(self) -> list[MetricInfo]:
+        """The metrics reports and exports show: the class check only where a test expects
+        a class (it is declared on every run with the compliance judge)."""
+        classed = any(t.expected_class for t in self.tests)
+        return [m for m in self.metrics if m.name != CLASS_CHECK or classed]
 
     def record_verdicts(self, results: list[MetricResult], run: TestRun | None = None) -> None:
         """Add verdicts (replacing any with the same key) and bring the summaries of their

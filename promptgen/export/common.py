@@ -231,8 +231,7 @@ def metric_sources(ctx: Context) -> list[MetricInfo]:
     """The metrics the run scored with (or, before any evaluation, would score with);
     the class check only where a test expects a class."""
     if ctx.metrics:
-        classed = any(t.expected_class for t in ctx.tests)
-        return [m for m in ctx.metrics if m.name != CLASS_CHECK or classed]
+        return ctx.shown_metrics()
     infos = [MetricInfo(name="compliance", kind="compliance")]
     infos += [MetricInfo(name=check_name(s), kind="check") for s in check_specs(ctx)]
     return infos

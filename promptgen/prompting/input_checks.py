@@ -90,7 +90,8 @@ def content_set(text: str) -> frozenset[str]:
 Shared = dict[str, frozenset[str]]
 
 
-def _value_key(value: Any) -> str:
+def value_key(value: Any) -> str:
+    """A value as one comparable text (a structure as sorted JSON)."""
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
@@ -99,7 +100,7 @@ def _unshared(inputs: dict[str, Any], shared: Shared | None) -> dict[str, Any]:
     article a question is about): two questions about one article are two tests."""
     if not shared:
         return inputs
-    return {n: v for n, v in inputs.items() if _value_key(v) not in shared.get(n, ())}
+    return {n: v for n, v in inputs.items() if value_key(v) not in shared.get(n, ())}
 
 
 def near_duplicate_inputs(

@@ -12,7 +12,7 @@ from typing import Any
 
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.behaviours import noun_of, plain, prose_input
-from promptgen.prompting.input_checks import OPENING_LINES
+from promptgen.prompting.input_checks import OPENING_LINES, value_key
 from promptgen.prompting.inverse_forms import instruction_of
 from promptgen.results import Behaviour, Rule
 
@@ -142,11 +142,7 @@ def shared_inputs(prompt: PromptUnderTest) -> dict[str, frozenset[str]]:
             continue
         values = [s.inputs[name] for s in prompt.test_samples if name in s.inputs]
         values.append(_sample_value(prompt, name))
-        found[name] = {
-            v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-            for v in values
-            if v is not None
-        }
+        found[name] = {value_key(v) for v in values if v is not None}
     return {n: frozenset(v) for n, v in found.items() if v}
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from promptgen.context import Context
-from promptgen.results import CLASS_CHECK, MetricResult, Rule, Test, TestRun
+from promptgen.results import MetricResult, Rule, Test, TestRun
 from promptgen.secrets import scrub
 
 COMPLIANCE = "compliance"
@@ -50,11 +50,10 @@ def scenario_of(test: Test | None) -> str:
 
 
 def metric_names(ctx: Context) -> list[str]:
-    """Every metric but compliance: declared ones first, then any only seen on runs. The
-    class check, declared on every run, is shown only where a test expects a class."""
-    seen = dict.fromkeys(name for run in ctx.test_runs for name in run.metrics)
-    names = [m.name for m in ctx.metrics if m.name != CLASS_CHECK or m.name in seen]
-    names += list(seen)
+    """Every metric but compliance: declared ones first (`Context.shown_metrics`), then
+    any only seen on runs."""
+    names = [m.name for m in ctx.shown_metrics()]
+    names += [name for run in ctx.test_runs for name in run.metrics]
     return [n for n in dict.fromkeys(names) if n != COMPLIANCE]
 
 
