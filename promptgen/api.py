@@ -253,7 +253,8 @@ def add_samples(ctx: Context, notes: list[str]) -> list[str]:
         raise BadInputError(
             "--samples-only: the prompt has no test samples",
             file=ctx.prompt.source,
-            hint="add testSamples (or testData, test_path, instances), or drop the flag",
+            hint="add testSamples (or testData, test_path, instances, a sample on each "
+            "input), or drop the flag",
         )
     have = {t.id for t in ctx.tests}
     ctx.tests += [t for t in tests if t.id not in have]

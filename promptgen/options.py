@@ -445,7 +445,8 @@ class Run(_Group):
         bool,
         Opt(
             "Evaluate only the prompt's own test samples (testSamples, .prompt.yml testData, "
-            "LVE instances, Promptarchitect test_path); generate no tests.",
+            "LVE instances, Promptarchitect test_path, the inputs' own samples); generate "
+            "no tests.",
             GEN,
             persist=False,
         ),

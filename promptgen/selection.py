@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from itertools import zip_longest
+from typing import Any
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
@@ -69,7 +70,8 @@ def author_reference(prompt: PromptUnderTest, test: Test) -> str | None:
 
 def sample_tests(prompt: PromptUnderTest) -> list[Test]:
     """The author's test samples as tests (origin `sample`, valid), in their order, each
-    input once."""
+    input once; then the inputs' own samples together (a Prompty input's `sample`), the
+    run the author wrote the prompt for, when they give every input a value."""
     tests: dict[str, Test] = {}
     for sample in prompt.test_samples:
         expected = sample.expected
@@ -84,4 +86,26 @@ def sample_tests(prompt: PromptUnderTest) -> list[Test]:
             validity_reason="supplied by the prompt's author",
         )
         tests.setdefault(test.id, test)
+    inputs = inputs_sample(prompt)
+    if inputs is not None:
+        test = Test(
+            id=Test.make_id("sample", None, None, inputs),
+            inputs=inputs,
+            origin="sample",
+            valid=True,
+            validity_reason="the prompt's own sample inputs",
+        )
+        tests.setdefault(test.id, test)
     return list(tests.values())
+
+
+def inputs_sample(prompt: PromptUnderTest) -> dict[str, Any] | None:
+    """Every input's `sample` (its default where it has none), when at least one input
+    has a sample and every input has a value; else None."""
+    if not any(spec.sample is not None for spec in prompt.inputs.values()):
+        return None
+    values = {
+        name: spec.sample if spec.sample is not None else spec.default
+        for name, spec in prompt.inputs.items()
+    }
+    return values if all(v is not None for v in values.values()) else None

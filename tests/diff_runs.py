@@ -76,8 +76,21 @@ def run_once(folder: Path, responder: PipelineResponder, sample: Path = SAMPLE) 
     return folder
 
 
+def without_input_sample(folder: Path) -> Path:
+    """The sample (and its metric beside it) without its input's `sample`, which would be
+    a ninth test that names no rule: the figures above count the eight generated ones."""
+    folder.mkdir(parents=True, exist_ok=True)
+    metric = SAMPLE.with_name(f"{SAMPLE.stem}.metric.prompty")
+    (folder / metric.name).write_text(metric.read_text())
+    text = re.sub(r"\n    sample: >-\n(?:      .*\n)+", "\n", SAMPLE.read_text())
+    assert "sample:" not in text
+    (folder / SAMPLE.name).write_text(text)
+    return folder / SAMPLE.name
+
+
 def two_runs(tmp: Path) -> tuple[Path, Path]:
     """The folders of run A (then) and run B (now)."""
-    then = run_once(tmp / "then", Scripted(THEN_BAD))
-    now = run_once(tmp / "now", Scripted(NOW_BAD, now=True))
+    sample = without_input_sample(tmp / "prompt")
+    then = run_once(tmp / "then", Scripted(THEN_BAD), sample)
+    now = run_once(tmp / "now", Scripted(NOW_BAD, now=True), sample)
     return then, now

@@ -18,7 +18,7 @@ from promptgen.config import RunConfig
 from promptgen.gate import gate
 from promptgen.options import Evaluation, Generation, Models, Run
 from promptgen.selection import eval_tests
-from promptgen.stages.tests import empty_slots, note_key, target_rules
+from promptgen.stages.tests import empty_slots, note_key, planned, target_rules
 from tests.conftest import REPO
 from tests.mockserver import mockllm
 
@@ -58,15 +58,16 @@ def check_counts(ctx: Context, cfg: RunConfig) -> None:
     # every scenario, or a note saying why not.
     notes = ctx.stage("tests").notes
     scenarios = [s.name for s in ctx.prompt.scenarios] or [None]
+    scenario_list = list(ctx.prompt.scenarios) or [None]
     for scenario in ctx.prompt.scenarios or [None]:
         for slot in empty_slots(ctx, cfg, scenario):
             assert note_key(slot, scenario) in notes, slot.key
     assert len(notes) == ctx.stage("tests").counts.get("slots_empty", 0)
     have = Counter((t.rule_id, t.scenario) for t in ctx.tests if t.origin == "generated")
-    for rule in target_rules(ctx, cfg):  # no rule is left without a test
-        assert any(have[rule.id, s] for s in scenarios) or any(
-            k.startswith(rule.id) for k in notes
-        ), rule.id
+    slots = planned(ctx, cfg)
+    for rule in target_rules(ctx, cfg):  # no rule is left without a test, or says why
+        said = {note_key(s, c) for s in slots if s.rule.id == rule.id for c in scenario_list}
+        assert any(have[rule.id, s] for s in scenarios) or said & set(notes), rule.id
     # Baseline tests per scenario; expansion rounds for every generated test.
     assert {t.scenario for t in ctx.tests if t.origin == "baseline"} == set(scenarios)
     generated = [t for t in ctx.tests if t.origin == "generated"]

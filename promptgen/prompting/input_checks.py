@@ -20,6 +20,11 @@ from promptgen.model import PromptInput, PromptUnderTest
 
 # Near-duplicate inputs: token-sort similarity (0-100) at or above this.
 SIMILAR_INPUTS = 85
+# Inputs that open alike: at most this many tests' inputs may open with the same first
+# OPENING_WORDS words (an input of at least OPENING_FROM words). 14 of the 1.5B's 21
+# questions for an SQL prompt opened "What is the total ..." or "What was the total
+# ...", each too unlike the others in its wording to be a near-duplicate.
+SAME_OPENING, OPENING_WORDS, OPENING_FROM = 2, 4, 8
 # A copied passage: this many consecutive words of the prompt's own text.
 COPIED_WORDS = 8
 
@@ -45,9 +50,14 @@ _FILLER = re.compile(
     # a slot for content: "Your signature goes here", "[email protected]" (a web page's
     # hidden address, copied from a crawl)
     r"|\b(?i:goes|go) here\b|\[(?i:email protected)\]"
+    # a slot in brackets: "[Customer's Name]", "[Order Number]", "[Your Email]" (not a
+    # link's text: "[docs](...)")
+    r"|\[(?i:[\w' ]{0,30}?(?:name|number|email|address|date|phone|company|product|link|url|"
+    r"signature|amount))\](?!\()"
     r"|\b(?i:hello),? (?i:world)\b|\b(?i:lorem ipsum)\b|\b(?i:the quick brown fox)\b"
     r"|\b(?:[Pp]roduct|[Ii]tem|[Cc]ompany|[Ff]eature|[Cc]hange|[Cc]ustomer|[Uu]ser) ?[A-Z]\b"
     r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"
+    r"|^(?i:(?:new|my|sample|test|your|the) ?(?:product|app|application|project|tool|service))$"
     r"|^[A-Za-z]$"  # one letter for a whole value: "A", "B"
 )
 _STOP_WORDS = frozenset(
@@ -141,6 +151,7 @@ class InputIndex:
         self.raw: dict[str, int] = {}
         self.norms: list[str] = []
         self.sets: dict[frozenset[str], int] = {}
+        self.openings: dict[tuple[str, str], int] = {}
         for one in inputs:
             self.add(one)
 
@@ -158,6 +169,26 @@ class InputIndex:
         words = content_set(norm)
         if words:
             self.sets.setdefault(words, position)
+        for key in self._openings(inputs):
+            self.openings[key] = self.openings.get(key, 0) + 1
+
+    def _openings(self, inputs: dict[str, Any]) -> list[tuple[str, str]]:
+        """(input, its first words) for each text input long enough to compare openings."""
+        if self.names is not None:
+            inputs = {n: inputs.get(n) for n in self.names}
+        found = []
+        for name, value in _unshared(inputs, self.shared).items():
+            words = _norm(value).split() if isinstance(value, str) else []
+            if len(words) >= OPENING_FROM:
+                found.append((name, " ".join(words[:OPENING_WORDS])))
+        return found
+
+    def crowded_opening(self, inputs: dict[str, Any]) -> str | None:
+        """The opening `inputs` would share with SAME_OPENING tests already, or None."""
+        for key in self._openings(inputs):
+            if self.openings.get(key, 0) >= SAME_OPENING:
+                return key[1]
+        return None
 
     def find(self, inputs: dict[str, Any]) -> int | None:
         """The position of an input this one near-duplicates, or None."""
@@ -220,6 +251,19 @@ def copies(value: Any, text: str) -> bool:
         if len(words) >= size and _windows(words, size) & windows:
             return True
     return False
+
+
+def _only_words_of(value: Any, spec: PromptInput | None, texts: list[Any]) -> bool:
+    """A short free-text value made only of words the writer was given: the case's or
+    the test's other short inputs' ("Clothing" as the title of category "Clothing",
+    "Vague" for "the title is too vague")."""
+    if not isinstance(value, str) or (spec is not None and spec.enum):
+        return False
+    words = content_set(value)
+    if not words or len(_norm(value).split()) > SUBSTANTIAL_WORDS:
+        return False
+    given = frozenset().union(*(content_set(t) for s in texts for t in _strings(s)))
+    return words <= given
 
 
 # A value this long is content a test is about; a shorter one (a product name, a
@@ -288,6 +332,29 @@ def _shaped_like(value: Any, example: Any) -> bool:
     return True
 
 
+def _is_diff(text: str) -> bool:
+    lines = text.splitlines()
+    return any(line.startswith("@@") for line in lines) and _changes(lines)
+
+
+def _changes(lines: list[str]) -> bool:
+    """Whether a diff's lines add or remove a line with something on it."""
+    return any(
+        line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+        for line in lines
+    )
+
+
+def _broken_diff(value: Any, example: Any) -> bool:
+    """Where the author's sample is a unified diff, a value that is not one: no hunk
+    header, no added or removed line, or a hunk cut short with "..." (the 1.5B wrote
+    the sample's header over a few context lines, or over nothing, for 7 of 17 tests)."""
+    if not (isinstance(example, str) and isinstance(value, str) and _is_diff(example)):
+        return False
+    lines = value.splitlines()
+    return not _is_diff(value) or any(line.strip() in ("...", "…") for line in lines)
+
+
 def problem(
     inputs: dict[str, Any],
     prompt: PromptUnderTest,
@@ -296,12 +363,16 @@ def problem(
     others: list[dict[str, Any]] | InputIndex = (),  # type: ignore[assignment]
     case: str = "",
     allowed_empty: frozenset[str] = frozenset(),
+    small_writer: bool = False,
 ) -> str | None:
     """Why generated `inputs` cannot be a test (one short phrase), or None when valid.
 
     `names` are the inputs the generator wrote; `others` the inputs of the tests already
     kept (and the author's samples); `case` the description the input was written for;
-    `allowed_empty` inputs the case itself leaves empty."""
+    `allowed_empty` inputs the case itself leaves empty; `small_writer` (stepwise) also
+    refuses what a small writer does and a large one does not: a third input that opens
+    like two others, a diff that changes no line, a short value made only of the words
+    it was given."""
     prompt_words = "\n".join(m.content for m in prompt.messages if m.content)
     for name in names:
         value = inputs.get(name)
@@ -327,6 +398,9 @@ def problem(
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):
             return f"{name} copies the case it was written for"
+        beside = [v for n, v in inputs.items() if n != name and not _substantial(v)]
+        if small_writer and _only_words_of(value, spec, [case, *beside]):
+            return f"{name} only repeats words of the case or of the other inputs"
         if spec is not None and spec.description and copies(value, spec.description):
             return f"{name} copies the input's description"
         if spec is not None:
@@ -339,9 +413,15 @@ def problem(
                     return f"{name} repeats the author's sample"
             if not fits(value, spec):
                 return f"{name} is not of the declared kind ({_kind(spec)})"
+            example = spec.sample if spec.sample is not None else spec.default
+            if small_writer and _broken_diff(value, example):
+                return f"{name} is not of the declared kind (a diff that changes a line)"
     index = others if isinstance(others, InputIndex) else InputIndex(list(others), names)
     if index.find(inputs) is not None:
         return "a near-duplicate of another test's input"
+    opening = index.crowded_opening(inputs) if small_writer else None
+    if opening is not None:
+        return f"opens like {SAME_OPENING} other tests' inputs ({opening!r} ...)"
     return None
 
 
@@ -420,11 +500,13 @@ _KINDS = (
     ("is empty", "empty"),
     ("declared kind", "wrong_kind"),
     ("near-duplicate", "near_duplicate"),
+    ("opens like", "same_opening"),
     ("describes itself", "self_description"),
     ("stand-in", "filler"),
     ("over and over", "looping"),
     ("its own name", "filler"),
     ("opening of the author's sample", "copied_text"),
+    ("only repeats words", "copied_text"),
 )
 
 

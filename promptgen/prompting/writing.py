@@ -196,6 +196,11 @@ def case_of(rule: Rule, behaviour: Behaviour | None) -> str:
             # Asked for "facts without a clear feeling", a small writer still wrote a
             # complaint every time; asked for what happened and what things are, facts.
             return f"{behaviour.text}: {_PLAIN_FACTS}"
+        if behaviour.kind == "content":
+            # Asked for "a message [that] contains facts, amounts, dates", the 1.5B wrote
+            # "I'm here to help" with none (3 of 3); asked for them written out, a name, an
+            # order number and an amount (or a placeholder, refused and asked again).
+            return f"{behaviour.text}, {_WRITTEN_OUT}"
         return behaviour.text
     said = _unframed(instruction_of(rule.text))
     if rule.inverse:
@@ -213,6 +218,12 @@ _NEUTRAL = re.compile(
 _PLAIN_FACTS = (
     "it only tells what happened and what things are (sizes, numbers, dates), and says "
     "nothing about whether anyone likes them"
+)
+
+
+_WRITTEN_OUT = (
+    "each written out as real ones are (a person's name, an amount, a date, an order "
+    "number), never as a placeholder"
 )
 
 
@@ -240,6 +251,15 @@ _META = re.compile(
     r"talks about|discusses|covers|I want)\b"
     r"|\bthis is an? (?:summary|text|article|document|message)\b"
     r"|\bthe user (?:is|wants|asks)\b"
+    # an input that says what it is for: "This is not a product title", "It is also a
+    # test to ensure that the title can be longer than the allowed limit."
+    r"|\bthis is not an? (?:[\w-]+ )?(?:title|review|question|message|text|input)\b"
+    r"|\b(?:is|as) (?:also )?an? test\b|\bcharacter limit\b"
+    # the writer's own line about the input given back: "- input (string): Customer question"
+    r"|^\s*-?\s*[\w-]+ \((?:string|integer|number|boolean|array|object|list)\)"
+    # the whole value saying what it is: "This is a short review."
+    r"|^\W*this is an? (?:[\w-]+ )?(?:review|text|message|input|question|title|draft|topic)"
+    r"\W*$"
     r"|\b(?:summari[sz]ation|language|text) model\b"
     r"|\bthe ai model\b|\bai assistant\b|\bas an ai\b"
     # the writer refusing instead of writing ("I'm sorry, but I can't assist with that.")

@@ -189,7 +189,7 @@ def _listing_helps(why: str) -> bool:
     """Whether a list of candidates is worth asking for after the single tries failed:
     for inputs that repeated others, or did not read as their class; not for copies of
     a sample or the prompt (a list of them is copies too, at four times the cost)."""
-    return "near-duplicate" in why or "the check read it" in why
+    return "near-duplicate" in why or "opens like" in why or "the check read it" in why
 
 
 async def _ask(
@@ -246,7 +246,10 @@ async def _checked(
     behaviour = slot.behaviour
     left = [n for n in names if n not in fixed]
     case = case_of(slot.rule, behaviour)
-    why = problem({**written, **fixed}, ctx.prompt, left, others=others_of(ctx, where), case=case)
+    others = others_of(ctx, where)
+    why = problem(
+        {**written, **fixed}, ctx.prompt, left, others=others, case=case, small_writer=True
+    )
     if why is None:
         why = _copies_given(written, left, given)
     if why is None and any(describes_itself(written.get(n)) for n in left):

@@ -34,6 +34,7 @@ def test_a_schema_literal_server_finishes_every_stage(
     assert all(r.status == "done" for r in ctx.stages.values()), ctx.stages
     # One inverse per rule, each under its rule's number, linked by id.
     assert sorted(r.inverse_of for r in ctx.inverse_rules) == sorted(r.id for r in ctx.rules)
-    assert ctx.tests and all(ctx.rule(t.rule_id) is not None for t in ctx.tests)
-    assert ctx.safety is not None and all(t.safety is not None for t in ctx.tests)
+    generated = [t for t in ctx.tests if t.origin != "sample"]  # the blender sample: no rule
+    assert generated and all(ctx.rule(t.rule_id) is not None for t in generated)
+    assert ctx.safety is not None and all(t.safety is not None for t in generated)
     assert ctx.test_runs and all("compliance" in r.metrics for r in ctx.test_runs)

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from promptgen import load_context
+from promptgen.selection import inputs_sample, sample_tests
 from tests.conftest import REPO
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -119,11 +120,14 @@ def test_every_sample_at_high(
         assert {t.scenario for t in ctx.tests if t.origin == "generated"} == {
             s.name for s in ctx.prompt.scenarios
         }
-        for test in ctx.tests:  # inputs fixed by the scenario are not generated
+        for test in (t for t in ctx.tests if t.scenario is not None):
+            # inputs fixed by the scenario are not generated
             fixed = next(s.parameters for s in ctx.prompt.scenarios if s.name == test.scenario)
             assert not set(fixed) & set(test.inputs)
-    if ctx.prompt.test_samples:
-        assert sum(t.origin == "sample" for t in ctx.tests) == len(ctx.prompt.test_samples)
+    # the author's test samples, and the inputs' own samples as one more test
+    authors = sample_tests(ctx.prompt)
+    assert sum(t.origin == "sample" for t in ctx.tests) == len(authors)
+    assert len(authors) == len(ctx.prompt.test_samples) + (inputs_sample(ctx.prompt) is not None)
 
 
 def test_frontmatter_instructions_reach_the_stages(

@@ -45,8 +45,9 @@ def _run(tmp: Path, server: FakeLLM, prompt: str, *args: str) -> SavedRun:
 
 # Tests of the sentiment run: a test per slot (4 rules and 4 inverses; the 4 labels, the
 # delivery-company exception, 4 temptations (one the review about both product and
-# delivery), 3 boundary inputs; 2 model behaviours), minus the invalid ones.
-SENTIMENT_TESTS = 14
+# delivery), 3 boundary inputs; 2 model behaviours), minus the invalid ones; and the
+# review of the prompt's own input sample (the blender).
+SENTIMENT_TESTS = 15
 
 
 @pytest.fixture(scope="session")

@@ -58,7 +58,7 @@ def test_dataset_has_one_sample_per_test(sentiment_run: SavedRun, exported: Expo
     assert [s["id"] for s in samples] == [t.id for t in tests]
     for test, s in zip(tests, samples, strict=True):
         rule = ctx.rule(test.rule_id)
-        assert rule is not None
+        assert rule is not None or test.origin == "sample"  # the prompt's own sample
         assert s["input"] == rendered_messages(ctx, test)
         assert [m["role"] for m in s["input"]] == ["system", "user"]
         assert s["input"][1]["content"] == test.inputs["review"]
@@ -67,14 +67,15 @@ def test_dataset_has_one_sample_per_test(sentiment_run: SavedRun, exported: Expo
         assert s["metadata"] == {
             "test_id": test.id,
             "rule_id": test.rule_id,
-            "rule": rule.text,
+            "rule": rule.text if rule else None,
             "scenario": test.scenario,
             "inverse": test.inverse,
-            "origin": "generated",
+            "origin": test.origin,
             "inputs": {"review": test.inputs["review"]},
             "judge_input": test.inputs["review"],
         }
     assert sum(s["metadata"]["inverse"] for s in samples) == 4
+    assert [s["metadata"]["origin"] for s in samples].count("sample") == 1
 
 
 def test_task_file_compiles_and_is_ruff_clean(
@@ -267,11 +268,11 @@ def test_inspect_eval_scores_with_the_rubric(
     values = {str(s.id): s.scores["rules_rubric"].value for s in log.samples}
     assert values == expected
     # every test but the 4 inverse ones
-    assert list(values.values()).count("C") == SENTIMENT_TESTS - 4 == 10
+    assert list(values.values()).count("C") == SENTIMENT_TESTS - 4 == 11
     assert list(values.values()).count("I") == 3
     (score,) = log.results.scores
     assert score.name == "rules_rubric"
-    assert score.metrics["accuracy"].value == pytest.approx(10 / 14)  # C over every sample
+    assert score.metrics["accuracy"].value == pytest.approx(11 / 15)  # C over every sample
     for s in log.samples:
         test = tests[str(s.id)]
         assert s.metadata["rule_id"] == test.rule_id

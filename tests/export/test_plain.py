@@ -24,7 +24,9 @@ def test_jsonl_has_one_line_per_test_with_every_field(
     for row, test in zip(rows, tests, strict=True):
         assert row["inputs"] == test.inputs
         assert row["arguments"]["review"] == test.inputs["review"]
-        assert row["rule"] == ctx.rule(test.rule_id).text  # type: ignore[union-attr]
+        rule = ctx.rule(test.rule_id)  # none for the prompt's own sample
+        assert row["rule"] == (rule.text if rule else None)
+        assert (rule is None) == (test.origin == "sample")
         assert row["expected"] == test.groundtruth  # accepted groundtruth (scored 90)
         assert row["groundtruth_status"] == "ok"
         runs = [r for r in ctx.test_runs if r.test_id == test.id]

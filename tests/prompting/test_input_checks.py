@@ -63,6 +63,10 @@ def test_stand_ins_for_content_are_refused() -> None:
         ("Here are some sample phone numbers: 555-0101", "sample phone numbers"),
         ("Your signature goes here. Call me.", "goes here"),
         ("Write to [email protected] today.", "[email protected]"),
+        ("Hello, [CustomerName]. Your parcel left today.", "[CustomerName]"),
+        ("Dear [Customer's Name], sorry for the wait.", "[Customer's Name]"),
+        ("New Product", "New Product"),
+        ("MyApp", "MyApp"),
     ]:
         assert why(value) == f"review holds a stand-in for content ({found})", value
     for real in [
@@ -70,6 +74,9 @@ def test_stand_ins_for_content_are_refused() -> None:
         "The sample size was too small.",
         "Item 4 broke",
         "I went here twice; the address is on the receipt.",
+        "See [the setup page](https://example.org/setup) first.",
+        "[WIP] parser: keep line numbers",
+        "My app crashed twice.",
     ]:
         assert why(real) is None, real
     assert why("B", spec={"enum": ["A", "B"]}) is None  # a choice the input declares
@@ -124,6 +131,47 @@ def test_near_duplicates_of_other_tests_are_refused() -> None:
     assert not near_duplicate_inputs({"x": ""}, {"x": "?!"})  # two inputs without words
 
 
+def test_a_third_input_that_opens_like_two_others_is_refused() -> None:
+    others = [
+        {"review": "What is the total revenue from orders placed by customers in Spain?"},
+        {"review": "What is the total number of orders that were cancelled last week?"},
+    ]
+    third = "What is the total amount refunded to customers who returned a blender?"
+    assert why(third, others=others, small_writer=True) == (
+        "opens like 2 other tests' inputs ('what is the total' ...)"
+    )
+    assert why(third, others=others) is None  # whole-prompt mode: a large writer varies
+    assert why(third, others=others[:1], small_writer=True) is None  # two may open alike
+    other = "Which three customers spent the most in total last year?"
+    assert why(other, others=others, small_writer=True) is None
+    short = [{"review": "What is the best"}, {"review": "What is the best one"}]
+    assert why("What is the best blender?", others=short, small_writer=True) is None  # too short
+
+
+def test_a_short_value_made_only_of_the_words_it_was_given_is_refused() -> None:
+    shop = PromptUnderTest(
+        name="titles",
+        messages=[Message(role="user", content="Rate the title {{title}} ({{category}}).")],
+        inputs={
+            "title": PromptInput(name="title", type="string"),
+            "category": PromptInput(name="category", type="string"),
+        },
+    )
+
+    def title(value: str, case: str = "the title is too vague") -> str | None:
+        inputs = {"title": value, "category": "Sports & Outdoors"}
+        return problem(inputs, shop, ["title"], case=case, small_writer=True)
+
+    assert title("Sports & Outdoors: Sports & Outdoors") == (
+        "title only repeats words of the case or of the other inputs"
+    )
+    assert title("Vague") == "title only repeats words of the case or of the other inputs"
+    assert title("Outdoor Gear") is None  # a word of its own: a (weak) title all the same
+    assert title("Trail Running Shoes, Waterproof, Size 44") is None
+    inputs = {"title": "Vague", "category": "Sports & Outdoors"}
+    assert problem(inputs, shop, ["title"], case="the title is too vague") is None  # large
+
+
 def test_an_authors_shared_value_is_set_aside_when_tests_are_compared() -> None:
     schema = "CREATE TABLE orders (id integer, total_cents integer, placed_at date);" * 3
     a = {"schema": schema, "question": "How many orders were placed in May?"}
@@ -146,7 +194,17 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert describes_itself("This is a summary of the provided text.")
     assert describes_itself("The user is writing a detailed summary of an issue.")
     assert describes_itself("I am a text summarization model that can help users.")
-    for real in ["This is a review of my blender: it broke.", "The article I read covers it."]:
+    # an input that says what it is for
+    assert describes_itself("This is not a product title")
+    assert describes_itself("This is a short review.")
+    assert describes_itself("- input (string): Customer question")
+    assert describes_itself("A long title. It is also a test to ensure titles can be long.")
+    assert describes_itself("This title exceeds the 150 character limit on purpose.")
+    for real in [
+        "This is a review of my blender: it broke.",
+        "The article I read covers it.",
+        "This is a great kettle and I took it on a test drive.",
+    ]:
         assert not describes_itself(real), real
     inputs = {"review": "The lid cracked the first time I washed it."}
     assert echoes("The lid cracked the first time I washed it", inputs)
@@ -177,3 +235,27 @@ def test_the_form_given_back_or_the_inputs_name_is_refused() -> None:
     own = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,4 @@\n+    return []\n+    # empty pages\n"
     assert why(own, spec=spec) is None  # the same file, lines of its own
     assert why("Review") == "review holds only its own name"
+
+
+DIFF = """--- a/app/pages.py
++++ b/app/pages.py
+@@ -3,4 +3,5 @@ def page(items, n):
+-    return items[n:]
++    start = max(n, 0)
++    return items[start:]
+"""
+
+
+def test_where_the_sample_is_a_diff_a_value_must_change_a_line() -> None:
+    spec = {"sample": DIFF}
+    small = {"small_writer": True}
+    header = "--- a/web/form.js\n+++ b/web/form.js\n@@ -9,2 +9,3 @@ function submit(x) {\n"
+    broken = "is not of the declared kind (a diff that changes a line)"
+    # context lines only; a hunk cut short
+    assert why(header + "     return items\n", spec=spec, **small) == f"review {broken}"
+    assert why(header + " ...\n", spec=spec, **small) == f"review {broken}"
+    assert why(header + "+    total = 0\n ...\n", spec=spec, **small) == f"review {broken}"
+    assert why(header + "+ \n", spec=spec, **small) == f"review {broken}"  # a sign and nothing
+    assert why(header + "-  send(x)\n+  send(clean(x))\n", spec=spec, **small) is None
+    assert why("Fixed the pager.", spec={"sample": "Added a pager."}, **small) is None
+    assert why(header + " ...\n", spec=spec) is None  # a large writer: not checked

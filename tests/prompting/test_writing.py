@@ -74,3 +74,9 @@ def test_the_case_a_slot_is_written_for() -> None:
     )
     other = Behaviour.make("class", "no answer is given", expected_class="other")
     assert case_of(rule, other) == "no answer is given"
+    # content to keep is asked for written out (asked plainly, the writer wrote none)
+    amounts = Behaviour.make("content", "the message contains amounts and dates")
+    assert case_of(rule, amounts) == (
+        "the message contains amounts and dates, each written out as real ones are "
+        "(a person's name, an amount, a date, an order number), never as a placeholder"
+    )
