@@ -352,6 +352,28 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
     )
 
 
+def test_after_three_slots_in_a_row_left_empty_a_slot_gets_one_try(
+    fake: FakeLLM, llm: LLM
+) -> None:
+    ctx = context(rules=2)  # 4 behaviours the writer cannot write; 2 inverses it can, once
+    cases = [Behaviour.make("variety", f"the review is templated, case {i}") for i in range(4)]
+    with_behaviours(ctx, *cases)
+    fake.responder = Repeating(stubborn="-", placeholder="templated")
+    cfg = config(ctx, llm, generation=STEPWISE, effort="min")
+    stage("tests", ctx, cfg, llm)
+    (kept,) = [t for t in ctx.tests if t.origin == "generated"]
+    assert kept.inverse and kept.inputs == {"review": "the same review every time"}
+    last = "; the last: review holds template syntax ({{)"
+    notes = ctx.stage("tests").notes
+    assert sorted(notes.values()) == sorted(
+        [f"no valid test after 3 tries{last}"] * 3
+        + [f"no valid test after 1 try (3 slots before it were left empty){last}"]
+        + ["no valid test after 4 tries; the last: a near-duplicate of another test's input"]
+    )
+    # 3 tries for each of the first three; 1 for the fourth; the inverses: 1, and 3 + a list
+    assert len(written(fake)) == 3 * 3 + 1 + 1 + 4
+
+
 def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     source = "Answer with one of these words: positive: pleased; negative: unhappy"
