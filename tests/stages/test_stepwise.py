@@ -352,9 +352,7 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
     )
 
 
-def test_after_three_slots_in_a_row_left_empty_a_slot_gets_one_try(
-    fake: FakeLLM, llm: LLM
-) -> None:
+def test_after_three_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=2)  # 4 behaviours the writer cannot write; 2 inverses it can, once
     cases = [Behaviour.make("variety", f"the review is templated, case {i}") for i in range(4)]
     with_behaviours(ctx, *cases)
