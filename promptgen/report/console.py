@@ -15,6 +15,7 @@ from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
+from promptgen.report.stats import check_names, is_failing
 from promptgen.results import Test
 
 
@@ -92,9 +93,17 @@ def reference_line(tests: list[Test]) -> str:
 
 
 def evaluation_line(ctx: Context) -> str:
+    """Runs, compliance, the runs that fail as the reports count them (non-compliant, or a
+    check failed: a label test answered with another label at 100 % compliance), and the
+    runs whose call errored."""
     runs = ctx.test_runs
-    failed = sum(r.error is not None for r in runs)
+    checks = check_names(ctx)
+    failing = sum(is_failing(r, checks) for r in runs)
+    errored = sum(r.error is not None for r in runs)
     rate = overall_compliance(ctx)
     shown = "-" if rate is None else f"{rate:.1f}%"
     models = ", ".join(ctx.models_run)
-    return f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failed} failed"
+    return (
+        f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failing} failing "
+        f"(non-compliant or a check failed), {errored} errored"
+    )

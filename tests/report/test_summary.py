@@ -26,3 +26,15 @@ def test_invalid_and_unsafe_tests_are_counted_per_prompt() -> None:
     assert (broken["invalid"], broken["unsafe"], broken["exit_code"]) == ("", "", "2")
     text = summary_markdown(entries, 2, [])
     assert "| tests | invalid | unsafe | runs | errors |" in text
+
+
+def test_the_evaluation_line_counts_runs_failing_a_check_as_failing() -> None:
+    from promptgen.report.console import evaluation_line
+
+    ctx = report_context()
+    # compliant: 5 of the 8 judged runs. Failing: model a's t1 (second run) and t3
+    # (non-compliant, check failed), model b's t2 (non-compliant) and t4 (compliant, the
+    # check failed); errored: model a's t4
+    assert evaluation_line(ctx).split(": ", 1)[1] == (
+        "compliance 62.5%, 4 failing (non-compliant or a check failed), 1 errored"
+    )
