@@ -59,6 +59,11 @@ class PromptInput(_Model):
     required: bool = False
     detected: bool = Field(False, description="Found in a template but not declared.")
 
+    @property
+    def example(self) -> Any:
+        """The author's value of the input: its sample, else its default (None: neither)."""
+        return self.sample if self.sample is not None else self.default
+
 
 class Message(_Model):
     """One chat message; `content` is a template until rendered."""

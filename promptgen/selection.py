@@ -104,8 +104,5 @@ def inputs_sample(prompt: PromptUnderTest) -> dict[str, Any] | None:
     has a sample and every input has a value; else None."""
     if not any(spec.sample is not None for spec in prompt.inputs.values()):
         return None
-    values = {
-        name: spec.sample if spec.sample is not None else spec.default
-        for name, spec in prompt.inputs.items()
-    }
+    values = {name: spec.example for name, spec in prompt.inputs.items()}
     return values if all(v is not None for v in values.values()) else None

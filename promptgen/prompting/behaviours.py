@@ -717,7 +717,7 @@ def prose_input(prompt: PromptUnderTest) -> str | None:
         spec = prompt.inputs[name]
         if name in prompt.fixed_inputs or not _text_kind(spec):
             continue
-        example = spec.sample if spec.sample is not None else spec.default
+        example = spec.example
         if example is not None:
             if not isinstance(example, str) or not _prose(example):
                 continue

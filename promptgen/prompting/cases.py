@@ -27,7 +27,7 @@ _DEPTH = 4
 def input_shape(spec: PromptInput) -> str:
     """What the schema asks for an input, as a hashable key: its enum, else the shape of
     its sample (or default), else its declared type."""
-    example = spec.sample if spec.sample is not None else spec.default
+    example = spec.example
     shape = {"type": spec.type.lower(), "enum": spec.enum, "example": example}
     return json.dumps(shape, sort_keys=True, ensure_ascii=False, default=str)
 

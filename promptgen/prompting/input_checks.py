@@ -253,7 +253,14 @@ def copies(value: Any, text: str) -> bool:
     return False
 
 
-def _only_words_of(value: Any, spec: PromptInput | None, texts: list[Any]) -> bool:
+# A value this long is content a test is about; a shorter one (a product name, a
+# version, a list of field names) may well repeat the author's default.
+SUBSTANTIAL_WORDS = 6
+
+
+def _only_words_of(
+    value: Any, spec: PromptInput | None, case: str, inputs: dict[str, Any], name: str
+) -> bool:
     """A short free-text value made only of words the writer was given: the case's or
     the test's other short inputs' ("Clothing" as the title of category "Clothing",
     "Vague" for "the title is too vague")."""
@@ -262,13 +269,9 @@ def _only_words_of(value: Any, spec: PromptInput | None, texts: list[Any]) -> bo
     words = content_set(value)
     if not words or len(_norm(value).split()) > SUBSTANTIAL_WORDS:
         return False
-    given = frozenset().union(*(content_set(t) for s in texts for t in _strings(s)))
+    beside = [v for n, v in inputs.items() if n != name and not _substantial(v)]
+    given = frozenset().union(*(content_set(t) for v in [case, *beside] for t in _strings(v)))
     return words <= given
-
-
-# A value this long is content a test is about; a shorter one (a product name, a
-# version, a list of field names) may well repeat the author's default.
-SUBSTANTIAL_WORDS = 6
 
 
 def _substantial(value: Any) -> bool:
@@ -305,7 +308,7 @@ def fits(value: Any, spec: PromptInput) -> bool:
     shaped like its sample (a list of objects with the sample's keys)."""
     if spec.enum:
         return value in spec.enum
-    example = spec.sample if spec.sample is not None else spec.default
+    example = spec.example
     if example is not None:
         return _shaped_like(value, example)
     kinds = _TYPES.get(spec.type.lower())
@@ -333,13 +336,9 @@ def _shaped_like(value: Any, example: Any) -> bool:
 
 
 def _is_diff(text: str) -> bool:
+    """A unified diff: a hunk header, and a line added or removed with something on it."""
     lines = text.splitlines()
-    return any(line.startswith("@@") for line in lines) and _changes(lines)
-
-
-def _changes(lines: list[str]) -> bool:
-    """Whether a diff's lines add or remove a line with something on it."""
-    return any(
+    return any(line.startswith("@@") for line in lines) and any(
         line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
         for line in lines
     )
@@ -398,8 +397,7 @@ def problem(
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):
             return f"{name} copies the case it was written for"
-        beside = [v for n, v in inputs.items() if n != name and not _substantial(v)]
-        if small_writer and _only_words_of(value, spec, [case, *beside]):
+        if small_writer and _only_words_of(value, spec, case, inputs, name):
             return f"{name} only repeats words of the case or of the other inputs"
         if spec is not None and spec.description and copies(value, spec.description):
             return f"{name} copies the input's description"
@@ -413,8 +411,7 @@ def problem(
                     return f"{name} repeats the author's sample"
             if not fits(value, spec):
                 return f"{name} is not of the declared kind ({_kind(spec)})"
-            example = spec.sample if spec.sample is not None else spec.default
-            if small_writer and _broken_diff(value, example):
+            if small_writer and _broken_diff(value, spec.example):
                 return f"{name} is not of the declared kind (a diff that changes a line)"
     index = others if isinstance(others, InputIndex) else InputIndex(list(others), names)
     if index.find(inputs) is not None:

@@ -96,7 +96,7 @@ def example_of(prompt: PromptUnderTest, names: list[str]) -> str:
         if name == prose:
             continue
         spec = prompt.inputs[name]
-        value = spec.sample if spec.sample is not None else spec.default
+        value = spec.example
         if value is None:
             value = next((s.inputs[name] for s in prompt.test_samples if name in s.inputs), None)
         if value is not None and not (isinstance(value, str) and len(value.split()) <= 3):
@@ -122,7 +122,7 @@ def given_inputs(prompt: PromptUnderTest, left: list[str], index: int) -> dict[s
     others = [n for n in left if n != main]
     sources = [s.inputs for s in prompt.test_samples if all(n in s.inputs for n in others)]
     if not sources:
-        values = {n: _sample_value(prompt, n) for n in others}
+        values = {n: prompt.inputs[n].example for n in others}
         sources = [values] if all(v is not None for v in values.values()) else []
     if not sources:
         return {}
@@ -141,14 +141,9 @@ def shared_inputs(prompt: PromptUnderTest) -> dict[str, frozenset[str]]:
         if name == main:
             continue
         values = [s.inputs[name] for s in prompt.test_samples if name in s.inputs]
-        values.append(_sample_value(prompt, name))
+        values.append(prompt.inputs[name].example)
         found[name] = {value_key(v) for v in values if v is not None}
     return {n: frozenset(v) for n, v in found.items() if v}
-
-
-def _sample_value(prompt: PromptUnderTest, name: str) -> Any:
-    spec = prompt.inputs[name]
-    return spec.sample if spec.sample is not None else spec.default
 
 
 def shown_given(given: dict[str, Any]) -> str:
