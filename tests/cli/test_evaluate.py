@@ -210,14 +210,17 @@ def test_quality_gate_and_junit(server: tuple[FakeLLM, PipelineResponder], tmp_p
         r for r in ctx.test_runs
         if r.metrics["compliance"].outcome == "err" or tests[r.test_id].expected_class
     ]  # fmt: skip
-    assert any(tests[r.test_id].expected_class for r in failing)
-    # the fourth, the prompt's own sample, expects no class and the judge passed it
-    assert len([c for c in cases if c.find("failure") is not None]) == len(failing) == 3
-    (passing,) = [r for r in ctx.test_runs if r not in failing]
-    assert tests[passing.test_id].origin == "sample"
-    classed = next(r for r in ctx.test_runs if tests[r.test_id].expected_class)
-    label = tests[classed.test_id].expected_class
-    assert classed.metrics["expected_class"].outcome == "err"
+    classed = [r for r in ctx.test_runs if tests[r.test_id].expected_class]
+    assert classed
+    # the 2 err verdicts, plus the class tests the judge passed (which of the runs gets an
+    # err depends on the order the concurrent judge calls arrive in)
+    judged_ok = sum(r.metrics["compliance"].outcome == "ok" for r in classed)
+    assert len([c for c in cases if c.find("failure") is not None]) == len(failing)
+    assert len(failing) == 2 + judged_ok
+    for run in (r for r in ctx.test_runs if r not in failing):  # e.g. the prompt's own sample
+        assert run.metrics["compliance"].outcome == "ok" and run not in classed
+    label = tests[classed[0].test_id].expected_class
+    assert classed[0].metrics["expected_class"].outcome == "err"
     assert f"expected {label!r}; the output starts 'm1 answer" in ET.tostring(suites, "unicode")
     ok = evaluate(tmp_path, fake, *args, "--fail-under", "50")
     assert ok.returncode == 0, ok.stderr
