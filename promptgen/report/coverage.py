@@ -42,6 +42,7 @@ class BehaviourCoverage:
     with_reason: int  # no test, and the tests stage said why
     classes: int  # behaviours that are output classes
     classes_with_tests: int
+    classes_expected: int  # with a test that expects the class (its input was sorted into it)
 
 
 def behaviour_coverage(ctx: Context) -> BehaviourCoverage:
@@ -57,17 +58,27 @@ def behaviour_coverage(ctx: Context) -> BehaviourCoverage:
         with_reason=sum(b.id not in exercised and b.id in reasons for b in listed),
         classes=len(classes),
         classes_with_tests=sum(b.id in exercised for b in classes),
+        classes_expected=sum(
+            any(b.id in t.behaviours and t.expected_class for t in ctx.tests) for b in classes
+        ),
     )
 
 
 def behaviour_line(ctx: Context) -> str:
-    """ "behaviours   11 of 12 exercised by a test (4 of 4 output classes); 1 without,
-    with the reason in rules.md" ("" before there are behaviours)."""
+    """ "behaviours   11 of 12 with a test written for them (4 of 4 output classes, 4 with
+    the class expected); 1 without, with the reason in rules.md" ("" before there are
+    behaviours). Written for, not checked: only a class test's input is checked (sorted
+    into its class) before it carries the class as expected."""
     cov = behaviour_coverage(ctx)
     if not cov.listed or not ctx.tests:
         return ""
-    classes = f" ({cov.classes_with_tests} of {cov.classes} output classes)" if cov.classes else ""
-    line = f"behaviours   {cov.with_tests} of {cov.listed} exercised by a test{classes}"
+    classes = (
+        f" ({cov.classes_with_tests} of {cov.classes} output classes, {cov.classes_expected} "
+        "with the class expected)"
+        if cov.classes
+        else ""
+    )
+    line = f"behaviours   {cov.with_tests} of {cov.listed} with a test written for them{classes}"
     missing = cov.listed - cov.with_tests
     if missing:
         why = f", {cov.with_reason} with the reason in rules.md" if cov.with_reason else ""

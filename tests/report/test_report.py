@@ -395,14 +395,17 @@ def test_rules_markdown_lists_the_behaviours_and_the_summary_counts_them() -> No
     ctx.tests[1] = ctx.tests[1].model_copy(update={"behaviours": [short.id]})
     ctx.stage("tests").notes[neutral.id] = "no valid test after 4 tries"
     assert behaviour_line(ctx) == (
-        "behaviours   2 of 3 exercised by a test (1 of 2 output classes); 1 without, 1 with "
-        "the reason in rules.md"
+        "behaviours   2 of 3 with a test written for them (1 of 2 output classes, 1 with the "
+        "class expected); 1 without, 1 with the reason in rules.md"
     )
     text = rules_markdown(ctx).split("## Behaviours", 1)[1]
     assert (
-        "Behaviours: 2 of 3 exercised by a test (1 of 2 output classes); 1 without, 1 with "
-        "the reason below." in text
+        "Behaviours: 2 of 3 with a test written for them (1 of 2 output classes, 1 with the "
+        "class expected); 1 without, 1 with the reason below." in text
     )
+    unsorted = ctx.model_copy(deep=True)  # a class test whose input nothing sorted
+    unsorted.tests[0] = unsorted.tests[0].model_copy(update={"expected_class": None})
+    assert "(1 of 2 output classes, 0 with the class expected)" in behaviour_line(unsorted)
     rows = [line for line in text.splitlines() if line.startswith("| the ")]
     assert rows == [
         "| the customer is mostly pleased | output class | positive | 1 |",
