@@ -572,16 +572,24 @@ def _instruction_text(seed: Seed) -> str:
     return plain(text)
 
 
+# One sentence's prohibitions tempted: a reviewer reads "do not explain, add punctuation or
+# repeat the review" as one behaviour (a one-word answer even when asked for more), and
+# three reviews that each end with one of the requests as three copies of one test.
+TEMPTATIONS_PER_SENTENCE = 2
+
+
 def _temptations(seed: Seed, prompt: PromptUnderTest) -> list[Behaviour]:
     """An input that asks for what the prompt forbids: said of the free-text input
     ("the review also asks the assistant to explain its answer"; a small writer told to
     "tempt a model" wrote an ordinary review), else of the inputs as a whole."""
-    found = []
+    found: list[Behaviour] = []
     prose = prose_input(prompt)
     for act in forbidden(_instruction_text(seed)):
         words = _words(act)
         if len(words) < 2 or (len(words) == 2 and words[-1] in _PRONOUNS):
             continue  # "share it": what "it" is lives in the sentence, not the act
+        if len(found) == TEMPTATIONS_PER_SENTENCE:
+            break
         if prose:
             # The request is added to an ordinary written value: told to write a review
             # that "also asks the assistant to explain", the 1.5B writer wrote an

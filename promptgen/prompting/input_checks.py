@@ -17,6 +17,12 @@ from collections import Counter
 from typing import Any
 
 from promptgen.model import PromptInput, PromptUnderTest
+from promptgen.prompting.sample_shape import (
+    RENDERED_WORDS,
+    opens_with_prompt,
+    rendered,
+    unlike_sample,
+)
 
 # Near-duplicate inputs: token-sort similarity (0-100) at or above this.
 SIMILAR_INPUTS = 85
@@ -234,15 +240,15 @@ def _windows(words: list[str], size: int) -> set[str]:
 COPIED_SHORT = 4
 
 
-def copies(value: Any, text: str) -> bool:
-    """Whether a value copies `text`: a run of 8 words of it (of 4, when the text itself
-    is shorter than 8: "stuffed with repeated keywords" written as the title for the case
+def copies(value: Any, text: str, run: int = COPIED_WORDS) -> bool:
+    """Whether a value copies `text`: a run of `run` (8) words of it (of 4, when the text
+    itself is shorter: "stuffed with repeated keywords" written as the title for the case
     "the title is stuffed with repeated keywords"), or the whole of a value of at least 3
     words found in it."""
     source = _norm(text)
     if not source:
         return False
-    size = COPIED_WORDS if len(source.split()) >= COPIED_WORDS else COPIED_SHORT
+    size = run if len(source.split()) >= run else COPIED_SHORT
     windows = _windows(source.split(), size)
     for part in _strings(value):
         words = _norm(part).split()
@@ -395,6 +401,11 @@ def problem(
             return f"{name} repeats itself over and over ({looped[:40]!r})"
         if copies(value, prompt_words):
             return f"{name} copies the prompt's own text"
+        if small_writer and (
+            opens_with_prompt(value, prompt)
+            or any(copies(value, part, RENDERED_WORDS) for part in rendered(prompt))
+        ):
+            return f"{name} copies the prompt's own text"
         if case and copies(value, case):
             return f"{name} copies the case it was written for"
         if small_writer and _only_words_of(value, spec, case, inputs, name):
@@ -413,6 +424,11 @@ def problem(
                 return f"{name} is not of the declared kind ({_kind(spec)})"
             if small_writer and _broken_diff(value, spec.example):
                 return f"{name} is not of the declared kind (a diff that changes a line)"
+            if small_writer:
+                samples = [spec.example, *(t.inputs.get(name) for t in prompt.test_samples)]
+                why = unlike_sample(value, samples, case, spec.description or "")
+                if why:
+                    return f"{name} {why}"
     index = others if isinstance(others, InputIndex) else InputIndex(list(others), names)
     if index.find(inputs) is not None:
         return "a near-duplicate of another test's input"
@@ -504,6 +520,8 @@ _KINDS = (
     ("its own name", "filler"),
     ("opening of the author's sample", "copied_text"),
     ("only repeats words", "copied_text"),
+    ("too short to test with", "too_short"),
+    ("in another language", "other_language"),
 )
 
 

@@ -250,12 +250,23 @@ _META = re.compile(
     # test to ensure that the title can be longer than the allowed limit."
     r"|\bthis is not an? (?:[\w-]+ )?(?:title|review|question|message|text|input)\b"
     r"|\b(?:is|as) (?:also )?an? test\b|\bcharacter limit\b"
+    r"|\b(?:beyond|over|more than|exceeds?|longer than) (?:the )?(?:about )?\d+ characters\b"
     # the writer's own line about the input given back: "- input (string): Customer question"
     r"|^\s*-?\s*[\w-]+ \((?:string|integer|number|boolean|array|object|list)\)"
     # the whole value saying what it is: "This is a short review."
     r"|^\W*this is an? (?:[\w-]+ )?(?:review|text|message|input|question|title|draft|topic)"
     r"\W*$"
     r"|\b(?:summari[sz]ation|language|text) model\b"
+    # a note to the assistant instead of the content: "Here is the text to summarize:",
+    # "Please provide the text that you want summarized", "This is my email signature."
+    r"|^\W*here (?:is|are) the (?:text|document|article|message|review|draft|input)s?\b"
+    r"|\bplease provide the (?:text|document|article|message|review|draft|input)\b"
+    r"|\bthe (?:text|document|article|message) (?:that )?you want\b"
+    r"|\bI am writing an? (?:summary|review|text|message|document)\b"
+    r"|\bthis is (?:my|an?) (?:e-?mail )?signature\b"
+    # a text about the person who would write it: "The customer loved the product, but"
+    r"|^\W*the (?:customer|user|reviewer|buyer|author|writer|client) (?:loved|liked|hated|"
+    r"disliked|was|is|says|said|thinks|thought|felt|feels|found|had|has)\b"
     r"|\bthe ai model\b|\bai assistant\b|\bas an ai\b"
     # the writer refusing instead of writing ("I'm sorry, but I can't assist with that.")
     r"|\bI(?:'m| am) sorry,? but I (?:can't|cannot)\b|\bI (?:can't|cannot) (?:assist|help) with\b",

@@ -70,7 +70,7 @@ CANDIDATES = 4
 # After this many slots in a row left empty, a slot gets one try (no list): the writer
 # cannot write this input. The 1.5B wrote no diff that changed a line for 16 of the
 # commit sample's 19 slots; three tries each took the generation from 443 to 638 s.
-EMPTY_STREAK = 3
+EMPTY_STREAK = 2
 # A list of candidates only for short inputs: four diffs in one answer took minutes.
 LIST_AT_MOST = 600
 LIST_VARIANT = 1000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promptgen.model import Message, PromptInput, PromptUnderTest
+from promptgen.model import Message, PromptInput, PromptUnderTest, TestSample
 from promptgen.prompting.input_checks import InputIndex, near_duplicate_inputs, problem
 from promptgen.prompting.writing import describes_itself, echoes
 
@@ -200,6 +200,7 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert describes_itself("- input (string): Customer question")
     assert describes_itself("A long title. It is also a test to ensure titles can be long.")
     assert describes_itself("This title exceeds the 150 character limit on purpose.")
+    assert describes_itself("Long title that goes beyond 150 characters")
     for real in [
         "This is a review of my blender: it broke.",
         "The article I read covers it.",
@@ -259,3 +260,83 @@ def test_where_the_sample_is_a_diff_a_value_must_change_a_line() -> None:
     assert why(header + "-  send(x)\n+  send(clean(x))\n", spec=spec, **small) is None
     assert why("Fixed the pager.", spec={"sample": "Added a pager."}, **small) is None
     assert why(header + " ...\n", spec=spec) is None  # a large writer: not checked
+
+
+DRAFT = (
+    "Hi Sam, sorry your order arrived with a dented corner. We have sent a replacement by "
+    "express post and there is no need to return the damaged one. Your refund for the "
+    "shipping fee will show on your card within five working days."
+)
+
+
+def draft(value: str, case: str = "an input where this rule matters", **spec: object) -> str | None:
+    """A support draft with the author's English sample (43 words), as a small writer."""
+    return why(value, spec={"sample": DRAFT, **spec}, case=case, small_writer=True)
+
+
+def test_a_text_far_shorter_than_the_authors_sample_is_refused_unless_asked_for() -> None:
+    assert draft("Sure, let's go ahead and talk.") == (
+        "review is too short to test with (6 words; the sample has 43)"
+    )
+    assert draft("Hi Ana, your parcel left our depot today and arrives on Friday.") is None
+    # the case asks for a short one, and a large writer is not held to the sample's length
+    assert draft("Thanks, all sorted!", case="the message is only two to five words long") is None
+    assert why("Sure, let's go ahead and talk.", spec={"sample": DRAFT}) is None
+    # the test data's value is a sample too: the shortest one counts
+    shop = prompt()
+    shop.test_samples.append(TestSample(inputs={"review": DRAFT}))
+    inputs = {"review": "I like dogs."}
+    assert problem(inputs, shop, ["review"], small_writer=True) == (
+        "review is too short to test with (3 words; the sample has 43)"
+    )
+
+
+def test_a_text_in_another_language_than_the_sample_is_refused_unless_a_language_is_named() -> None:
+    french = "Un agent du support a écrit une réponse, et vous la traduisez pour nous très vite."
+    assert draft(french) == (
+        "review is in French, and nothing asked for a text in another language than English"
+    )
+    assert draft(french, case="the message is written in French") is None
+    assert draft(french, description="Emails may be in English, German or French.") is None
+    # a description that names the sample's own language asks for no other
+    assert draft(french, description="The agent's draft, written in English.") == (
+        "review is in French, and nothing asked for a text in another language than English"
+    )
+    assert draft("Merci beaucoup, Sam, for your patience with the parcel and the refund!") is None
+
+
+def test_a_text_that_opens_with_the_prompts_own_line_is_refused() -> None:
+    summarize = PromptUnderTest(
+        name="summarize",
+        messages=[
+            Message(role="system", content="You write short summaries for busy readers."),
+            Message(role="user", content="Summarize this text for a {{audience}} reader:\n"),
+            Message(role="user", content="{{input}}"),
+        ],
+        inputs={
+            "audience": PromptInput(name="audience", type="string", sample="general"),
+            "input": PromptInput(name="input", type="string"),
+        },
+    )
+
+    def text(value: str) -> str | None:
+        inputs = {"audience": "general", "input": value}
+        return problem(inputs, summarize, ["input"], small_writer=True)
+
+    assert text("Summarize this text for a general reader: The council met on Monday.") == (
+        "input copies the prompt's own text"
+    )
+    # 6 words of a line with its short sample filled in, anywhere in the text
+    assert text("Notes. You write short summaries for busy readers, said the editor.") == (
+        "input copies the prompt's own text"
+    )
+    assert text("Summarize the week: the council met on Monday and voted 7 to 2.") is None
+
+
+def test_notes_to_the_assistant_and_texts_about_their_writer_describe_themselves() -> None:
+    assert describes_itself("Here is the text to summarize: This text has a lot of facts.")
+    assert describes_itself("Please provide the text that you want summarized.")
+    assert describes_itself("I am writing a summary of a long text about climate change.")
+    assert describes_itself("Hello everyone,\nThis is my email signature.\nJohn")
+    assert describes_itself("The customer loved the product, but they also had some issues.")
+    assert not describes_itself("The customer service was slow, but the kettle is superb.")

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from promptgen.context import Context
 from promptgen.llm import LLM, load_settings
 from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario, TestSample
@@ -313,7 +315,11 @@ class Repeating(PipelineResponder):
         return answer
 
 
-def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM, llm: LLM) -> None:
+def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(
+    fake: FakeLLM, llm: LLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every try of each slot, here; one try after a streak of empty slots is tested below
+    monkeypatch.setattr(_walk, "EMPTY_STREAK", 3)
     ctx = context(rules=2)
     stubborn = Behaviour.make("variety", "the review is very stubborn")
     templated = Behaviour.make("variety", "the review is templated")
@@ -352,7 +358,7 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
     )
 
 
-def test_after_three_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM, llm: LLM) -> None:
+def test_after_two_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=2)  # 4 behaviours the writer cannot write; 2 inverses it can, once
     cases = [Behaviour.make("variety", f"the review is templated, case {i}") for i in range(4)]
     with_behaviours(ctx, *cases)
@@ -364,12 +370,13 @@ def test_after_three_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM
     last = "; the last: review holds template syntax ({{)"
     notes = ctx.stage("tests").notes
     assert sorted(notes.values()) == sorted(
-        [f"no valid test after 3 tries{last}"] * 3
-        + [f"no valid test after 1 try (3 slots before it were left empty){last}"]
+        [f"no valid test after 3 tries{last}"] * 2
+        + [f"no valid test after 1 try (2 slots before it were left empty){last}"] * 2
         + ["no valid test after 4 tries; the last: a near-duplicate of another test's input"]
     )
-    # 3 tries for each of the first three; 1 for the fourth; the inverses: 1, and 3 + a list
-    assert len(written(fake)) == 3 * 3 + 1 + 1 + 4
+    # 3 tries for each of the first two; 1 for the third and fourth; the inverses: 1 (the
+    # streak still on), and 3 + a list
+    assert len(written(fake)) == 2 * 3 + 1 + 1 + 1 + 4
 
 
 def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM) -> None:
