@@ -45,8 +45,13 @@ _BLANK = re.compile(
     r"title|id|link|url|amount|price|code)\](?!\()",
     re.I,
 )
-# A form's blank in title case: "[Your Company]", "[Support Team]" (not a link's text).
-_TITLED_BLANK = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\](?!\()")
+# A form's blank in title case: "[Your Company]", "[Support Team]" (not a link's text);
+# or two one-word ones in any language: "Ik ben [Naam], [Rol], van [Organisatie]".
+_TITLED_BLANK = re.compile(
+    r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\](?!\()"
+    r"|\[[A-Z][a-zà-ÿ]+\](?!\()(?=.*\[[A-Z][a-zà-ÿ]+\](?!\())",
+    re.S,
+)
 # Stand-ins for content: "Sample Product", "Product A", "new feature X", "Hello, World!",
 # a value that is only a field's name ("Product Name") or one letter.
 _FILLER = re.compile(
@@ -65,6 +70,7 @@ _FILLER = re.compile(
     r"|^(?i:(?:the )?(?:product|item|company|customer|user|file|field) ?(?:name|title|id))$"
     r"|^(?i:(?:new|my|sample|test|your|the) ?(?:product|app|application|project|tool|service))$"
     r"|^[A-Za-z]$"  # one letter for a whole value: "A", "B"
+    r"|^\W*(?i:hello|hi|test|testing|foo|bar|foobar)\W*$"  # a greeting or "test" for a value
 )
 _STOP_WORDS = frozenset(
     """a an the and or but of to in on at for with by from as is are was were be been it
@@ -522,6 +528,7 @@ _KINDS = (
     ("only repeats words", "copied_text"),
     ("too short to test with", "too_short"),
     ("in another language", "other_language"),
+    ("which its case names", "content_missing"),
 )
 
 

@@ -142,3 +142,37 @@ def opens_with_prompt(value: Any, prompt: PromptUnderTest) -> bool:
             if run >= OPENING_RUN and opening[:run] == head[:run]:
                 return True
     return False
+
+
+# What a content behaviour names, and how a text that holds one looks: "the document
+# contains phone numbers" asks for a run of digits, not "Dear John Doe, I am writing to
+# request a loan" (the 1.5B's text for it).
+_CONTENT_SHAPES: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
+    (re.compile(r"\bphone numbers?\b|\btelephone\b", re.I), "phone number",
+     re.compile(r"\+?\d[\d ().-]{5,}\d")),
+    (re.compile(r"\be-?mail addresse?s?\b", re.I), "e-mail address",
+     re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")),
+    (re.compile(r"\blinks?\b|\burls?\b", re.I), "link",
+     re.compile(r"https?://|www\.|\b[\w-]+\.(?:com|org|net|io|de|fr|co)\b", re.I)),
+    (re.compile(r"\b(?:order|tracking) numbers?\b", re.I), "order or tracking number",
+     re.compile(r"\b[A-Z]{0,4}-?\d{3,}\b|#\d+")),
+    (re.compile(r"\bamounts?\b|\bprices?\b", re.I), "amount",
+     re.compile(r"[$€£¥]\s?\d|\d\s?(?:[$€£¥]|EUR|USD|GBP|dollars?|euros?|pounds?)\b|\b\d+[.,]\d{2}\b",
+                re.I)),
+    (re.compile(r"\bdates?\b|\bdeadlines?\b", re.I), "date",
+     re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b|"
+                r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b|\b\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b|"
+                r"\b(?:tomorrow|today|next week|within \d+ (?:days|working days|hours))\b", re.I)),
+)  # fmt: skip
+
+
+def content_missing(case: str, value: Any) -> str | None:
+    """What a content case names that the written text holds none of ("phone number"),
+    or None: of the kinds the case names, at least one is there in its usual form ("facts,
+    amounts, dates" asks for an amount or a date)."""
+    if not isinstance(value, str):
+        return None
+    named = [(what, shape) for names, what, shape in _CONTENT_SHAPES if names.search(case)]
+    if named and not any(shape.search(value) for _, shape in named):
+        return " or ".join(what for what, _ in named)
+    return None

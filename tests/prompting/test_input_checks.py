@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from promptgen.model import Message, PromptInput, PromptUnderTest, TestSample
 from promptgen.prompting.input_checks import InputIndex, near_duplicate_inputs, problem
+from promptgen.prompting.sample_shape import content_missing
 from promptgen.prompting.writing import describes_itself, echoes
 
 SYSTEM = "Label the sentiment of the review. Answer with one word: positive or negative."
@@ -340,3 +341,31 @@ def test_notes_to_the_assistant_and_texts_about_their_writer_describe_themselves
     assert describes_itself("Hello everyone,\nThis is my email signature.\nJohn")
     assert describes_itself("The customer loved the product, but they also had some issues.")
     assert not describes_itself("The customer service was slow, but the kettle is superb.")
+
+
+def test_blanks_in_any_language_and_a_greeting_for_a_value_are_refused() -> None:
+    dutch = "Ik ben [Naam], [Rol], van [Organisatie] en ben bereikbaar op [Telefoonnummer]."
+    assert why(dutch) == "review holds template syntax ([Naam])"
+    assert why("[WIP] The [Login] page times out after two minutes on mobile.") is None
+    assert why('"Hello"') == 'review holds a stand-in for content ("Hello")'
+    assert why("Hello there, the kettle arrived dented.") is None
+
+
+def test_a_content_case_needs_what_it_names_in_its_usual_form() -> None:
+    phones = "the document contains phone numbers"
+    assert content_missing(phones, "Dear John, I am writing to request a loan of $1000.") == (
+        "phone number"
+    )
+    assert content_missing(phones, "Call Ana Ruiz on (030) 555-1234 after nine.") is None
+    facts = "the message contains facts, amounts, dates, deadlines and promises"
+    assert content_missing(facts, "We will keep you updated on progress soon.") == (
+        "amount or date"
+    )
+    assert content_missing(facts, "Your refund of €25.00 is on its way.") is None  # one is enough
+    assert content_missing(facts, "The engineer visits on Tuesday morning.") is None
+    ids = "the message contains order numbers, tracking numbers, email addresses and links"
+    assert content_missing(ids, "Hello Sam, thanks for writing to us.") == (
+        "e-mail address or link or order or tracking number"
+    )
+    assert content_missing(ids, "Your order #48213 left the depot.") is None
+    assert content_missing("the document contains a value that contains a comma", "x") is None

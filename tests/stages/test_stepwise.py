@@ -567,3 +567,37 @@ def test_no_list_of_candidates_for_a_long_input(fake: FakeLLM, llm: LLM) -> None
     assert [len(schema["properties"]) for schema in written(fake)] == [1, 1, 1, 1]
     (note,) = ctx.stage("tests").notes.values()
     assert note == "no valid test after 3 tries; the last: a near-duplicate of another test's input"
+
+
+class Phoneless(PipelineResponder):
+    """Writes a review without a phone number at the first temperature, with one after."""
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.temperature = body.get("temperature")
+        return super().__call__(body)
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestInputs":
+            first = self.temperature == _walk.TEMPERATURES[0]
+            for case in answer.values():
+                case["inputs"]["review"] = (
+                    "Lovely kettle, call the shop any time if you want to know more."
+                    if first
+                    else "Lovely kettle. The shop's number is 030 555 1234 if you need it."
+                )
+        return answer
+
+
+def test_a_content_test_holds_what_its_case_names(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    phones = Behaviour.make("content", "the review contains phone numbers")
+    with_behaviours(ctx, phones)
+    fake.responder = Phoneless()
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    (test,) = [t for t in ctx.tests if phones.id in t.behaviours]
+    assert test.inputs["review"] == (
+        "Lovely kettle. The shop's number is 030 555 1234 if you need it."
+    )
+    counts = ctx.stage("tests").counts
+    assert counts["dropped_content_missing"] == 1
