@@ -529,6 +529,7 @@ _KINDS = (
     ("too short to test with", "too_short"),
     ("in another language", "other_language"),
     ("which its case names", "content_missing"),
+    ("which its case is about", "content_missing"),
 )
 
 

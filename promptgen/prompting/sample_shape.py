@@ -176,3 +176,34 @@ def content_missing(case: str, value: Any) -> str | None:
     if named and not any(shape.search(value) for _, shape in named):
         return " or ".join(what for what, _ in named)
     return None
+
+
+# A case about a subject: "the review talks about nothing but the delivery company".
+_ABOUT = re.compile(
+    r"\b(?:talks|is|are|speaks|writes) (?:only |mostly |just )?(?:about|of) (?P<what>.+)$"
+    r"|\b(?:mentions|refers to|names) (?P<named>.+)$",
+    re.I,
+)
+_NOT_TOPIC = frozenset(
+    """nothing but only both and or the a an its their it else either neither other
+    something anything everything else's""".split()  # noqa: SIM905
+)
+
+
+def topic_missing(case: str, value: Any) -> str | None:
+    """The subject a case is about that the written text never names ("the delivery
+    company"), or None: one of the subject's words must be in the text (the 1.5B's
+    "review about nothing but the delivery company" was about a slow product)."""
+    found = _ABOUT.search(case)
+    if not found or not isinstance(value, str):
+        return None
+    subject = (found.group("what") or found.group("named") or "").strip(" .")
+    said = set(_words(value))
+    # "both the product or service and the delivery company": the side the prompt
+    # singles out is named (the product may well be "the blender")
+    if subject.lower().startswith("both "):
+        subject = re.split(r"\s+and\s+", subject)[-1]
+    words = [w for w in _words(subject) if w not in _NOT_TOPIC and len(w) > 2]
+    if words and not any(w in said or w.rstrip("s") in said for w in words):
+        return subject
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from promptgen.model import Message, PromptInput, PromptUnderTest, TestSample
 from promptgen.prompting.input_checks import InputIndex, near_duplicate_inputs, problem
-from promptgen.prompting.sample_shape import content_missing
+from promptgen.prompting.sample_shape import content_missing, topic_missing
 from promptgen.prompting.writing import describes_itself, echoes
 
 SYSTEM = "Label the sentiment of the review. Answer with one word: positive or negative."
@@ -369,3 +369,17 @@ def test_a_content_case_needs_what_it_names_in_its_usual_form() -> None:
     )
     assert content_missing(ids, "Your order #48213 left the depot.") is None
     assert content_missing("the document contains a value that contains a comma", "x") is None
+
+
+def test_a_case_about_a_subject_needs_the_subject_named() -> None:
+    only = "the review talks about nothing but the delivery company"
+    slow = "I'm not sure why this product is so slow. It always ends up being late."
+    assert topic_missing(only, slow) == "nothing but the delivery company"
+    assert topic_missing(only, "The delivery driver threw the box over the fence.") is None
+    both = "the review talks about both the product or service and the delivery company"
+    # the side the prompt singles out must be named; the product may be "the blender"
+    assert topic_missing(both, "Great blender, but the courier was late.") == (
+        "the delivery company"
+    )
+    assert topic_missing(both, "Great blender, but the delivery company lost it twice.") is None
+    assert topic_missing("the article does not cover the question", "anything") is None
