@@ -68,10 +68,15 @@ from promptgen.stages.tests import (
 TEMPERATURES = (0.7, 1.0, 1.2)
 # ... then once for this many candidates, of which the first that passes is kept.
 CANDIDATES = 4
-# After this many slots in a row left empty, a slot gets one try (no list): the writer
-# cannot write this input. The 1.5B wrote no diff that changed a line for 16 of the
-# commit sample's 19 slots; three tries each took the generation from 443 to 638 s.
+# After this many slots in a row left empty because the writer wrote no input of the
+# declared kind (a diff that changes no line, a loop, no answer), a slot gets one try (no
+# list); after GIVE_UP, none: the writer cannot write this kind of input. The 1.5B wrote
+# no diff that changed a line for 16 of the commit sample's 19 slots; three tries each
+# took the generation from 443 to 638 s. Slots left empty for what their input said (a
+# blank, a note to the assistant) do not count: another draw often passes.
 EMPTY_STREAK = 2
+GIVE_UP = 5
+_FORM_KINDS = frozenset({"wrong_kind", "looping"})
 # A list of candidates only for short inputs: four diffs in one answer took minutes.
 LIST_AT_MOST = 600
 LIST_VARIANT = 1000
@@ -129,17 +134,27 @@ async def walk(scope: Scope, plan: Walk) -> None:
     first, *others = plan.scenarios
     name = first.name if first else None
     names = generated_inputs(ctx.prompt, set(first.parameters) if first else set())
-    empty = 0  # slots in a row left empty (a re-run walks them in the same order)
+    empty = 0  # slots in a row without an input of the declared kind (a re-run walks
+    # them in the same order)
     for index, slot in enumerate(plan.slots):
         if _done(ctx, slot, name):
             empty = 0
+            continue
+        if empty >= GIVE_UP:
+            scope.count("slots_not_asked")
+            scope.note(
+                note_key(slot, first),
+                f"not asked: the writer wrote no input of the declared kind for the {GIVE_UP} "
+                "slots before it",
+            )
             continue
         hopeless = empty >= EMPTY_STREAK
         test, why = await _write(scope, slot, index, first, names, hopeless)
         if scope.failed:
             return  # undone; a re-run asks again (answered from the cache)
         if test is None:
-            empty += 1
+            if _form_failure(why):
+                empty += 1
             scope.note(note_key(slot, first), why)
             continue
         empty = 0
@@ -150,6 +165,12 @@ async def walk(scope: Scope, plan: Walk) -> None:
         scope.checkpoint()
     scope.set_count("behaviours_with_tests", len(behaviour_counts(ctx)))
     count_empty(scope)
+
+
+def _form_failure(why: str) -> bool:
+    """Whether a slot was left empty for want of an input of the declared kind."""
+    last = why.rpartition("; the last: ")[2]
+    return last == "no answer" or kind_of(last) in _FORM_KINDS
 
 
 async def _write(
@@ -199,7 +220,7 @@ async def _write(
                 return test, ""
     after = f"{tries} {'try' if tries == 1 else 'tries'}"
     if hopeless:
-        after += f" ({EMPTY_STREAK} slots before it were left empty)"
+        after += f" ({EMPTY_STREAK} slots before it got no input of the declared kind)"
     return None, f"no valid test after {after}; the last: {why}"
 
 

@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from promptgen.context import Context
 from promptgen.llm import LLM, load_settings
 from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario, TestSample
@@ -293,9 +291,9 @@ class Repeating(PipelineResponder):
     """Writes the same review for every slot unless asked at a higher temperature, and
     for the case `stubborn` always; writes template syntax for `placeholder`."""
 
-    def __init__(self, stubborn: str = "", placeholder: str = "") -> None:
+    def __init__(self, stubborn: str = "", placeholder: str = "", looping: str = "") -> None:
         super().__init__()
-        self.stubborn, self.placeholder = stubborn, placeholder
+        self.stubborn, self.placeholder, self.looping = stubborn, placeholder, looping
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         self.temperature = body.get("temperature")
@@ -308,6 +306,8 @@ class Repeating(PipelineResponder):
             for number, case in answer.items():
                 if self.placeholder and self.placeholder in text:
                     case["inputs"]["review"] = "{{review}}"
+                elif self.looping and self.looping in text:
+                    case["inputs"]["review"] = "The lid broke again. " * 4
                 elif retry and self.stubborn not in text:
                     case["inputs"]["review"] = f"a fresh review: {distinct_words(n, number)}"
                 else:
@@ -315,11 +315,7 @@ class Repeating(PipelineResponder):
         return answer
 
 
-def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(
-    fake: FakeLLM, llm: LLM, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # every try of each slot, here; one try after a streak of empty slots is tested below
-    monkeypatch.setattr(_walk, "EMPTY_STREAK", 3)
+def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=2)
     stubborn = Behaviour.make("variety", "the review is very stubborn")
     templated = Behaviour.make("variety", "the review is templated")
@@ -358,8 +354,34 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(
     )
 
 
-def test_after_two_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM, llm: LLM) -> None:
-    ctx = context(rules=2)  # 4 behaviours the writer cannot write; 2 inverses it can, once
+def test_after_two_slots_without_an_input_of_its_kind_a_slot_gets_one_try_then_none(
+    fake: FakeLLM, llm: LLM
+) -> None:
+    ctx = context(rules=2)  # 7 behaviours the writer cannot write; 2 inverses it can, once
+    cases = [Behaviour.make("variety", f"the review is looping, case {i}") for i in range(7)]
+    with_behaviours(ctx, *cases)
+    fake.responder = Repeating(stubborn="-", looping="looping")
+    cfg = config(ctx, llm, generation=STEPWISE, effort="min")
+    stage("tests", ctx, cfg, llm)
+    generated = [t for t in ctx.tests if t.origin == "generated"]
+    assert generated == []  # the inverses come after the writer gave up
+    last = "; the last: review repeats itself over and over ('The lid broke again.')"
+    streak = "2 slots before it got no input of the declared kind"
+    gave_up = "not asked: the writer wrote no input of the declared kind for the 5 slots before it"
+    notes = ctx.stage("tests").notes
+    assert sorted(notes.values()) == sorted(
+        [f"no valid test after 3 tries{last}"] * 2
+        + [f"no valid test after 1 try ({streak}){last}"] * 3
+        + [gave_up] * 4  # the last 2 behaviours and both inverses
+    )
+    assert len(written(fake)) == 2 * 3 + 3  # 3 tries for each of the first two; 1 for 3
+    assert ctx.stage("tests").counts["slots_not_asked"] == 4
+
+
+def test_slots_left_empty_for_what_their_input_said_do_not_make_a_streak(
+    fake: FakeLLM, llm: LLM
+) -> None:
+    ctx = context(rules=2)  # 4 behaviours the writer fills with template syntax
     cases = [Behaviour.make("variety", f"the review is templated, case {i}") for i in range(4)]
     with_behaviours(ctx, *cases)
     fake.responder = Repeating(stubborn="-", placeholder="templated")
@@ -370,13 +392,12 @@ def test_after_two_slots_in_a_row_left_empty_a_slot_gets_one_try(fake: FakeLLM, 
     last = "; the last: review holds template syntax ({{)"
     notes = ctx.stage("tests").notes
     assert sorted(notes.values()) == sorted(
-        [f"no valid test after 3 tries{last}"] * 2
-        + [f"no valid test after 1 try (2 slots before it were left empty){last}"] * 2
+        [f"no valid test after 3 tries{last}"] * 4
         + ["no valid test after 4 tries; the last: a near-duplicate of another test's input"]
     )
-    # 3 tries for each of the first two; 1 for the third and fourth; the inverses: 1 (the
-    # streak still on), and 3 + a list
-    assert len(written(fake)) == 2 * 3 + 1 + 1 + 1 + 4
+    # 3 tries for each templated slot (no list: a list of copies is copies too); the
+    # inverses: 1, and 3 + a list
+    assert len(written(fake)) == 4 * 3 + 1 + 4
 
 
 def test_a_class_test_is_kept_only_when_the_check_agrees(fake: FakeLLM, llm: LLM) -> None:
