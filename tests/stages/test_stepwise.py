@@ -287,17 +287,23 @@ def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: 
     assert all(t.expected_output is None for t in ctx.tests if not t.behaviours)
 
 
-class Repeating(PipelineResponder):
+class Tempered(PipelineResponder):
+    """A responder that knows the temperature it is asked at."""
+
+    temperature: float | None = None
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.temperature = body.get("temperature")
+        return super().__call__(body)
+
+
+class Repeating(Tempered):
     """Writes the same review for every slot unless asked at a higher temperature, and
     for the case `stubborn` always; writes template syntax for `placeholder`."""
 
     def __init__(self, stubborn: str = "", placeholder: str = "", looping: str = "") -> None:
         super().__init__()
         self.stubborn, self.placeholder, self.looping = stubborn, placeholder, looping
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        self.temperature = body.get("temperature")
-        return super().__call__(body)
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         answer = super().answer(name, schema, text, n)
@@ -590,12 +596,8 @@ def test_no_list_of_candidates_for_a_long_input(fake: FakeLLM, llm: LLM) -> None
     assert note == "no valid test after 3 tries; the last: a near-duplicate of another test's input"
 
 
-class Phoneless(PipelineResponder):
+class Phoneless(Tempered):
     """Writes a review without a phone number at the first temperature, with one after."""
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        self.temperature = body.get("temperature")
-        return super().__call__(body)
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         answer = super().answer(name, schema, text, n)
