@@ -385,6 +385,7 @@ def problem(
     like two others, a diff that changes no line, a short value made only of the words
     it was given."""
     prompt_words = "\n".join(m.content for m in prompt.messages if m.content)
+    own_parts = rendered(prompt) if small_writer else []
     for name in names:
         value = inputs.get(name)
         spec = prompt.inputs.get(name)
@@ -409,7 +410,7 @@ def problem(
             return f"{name} copies the prompt's own text"
         if small_writer and (
             opens_with_prompt(value, prompt)
-            or any(copies(value, part, RENDERED_WORDS) for part in rendered(prompt))
+            or any(copies(value, part, RENDERED_WORDS) for part in own_parts)
         ):
             return f"{name} copies the prompt's own text"
         if case and copies(value, case):

@@ -207,3 +207,19 @@ def topic_missing(case: str, value: Any) -> str | None:
     if words and not any(w in said or w.rstrip("s") in said for w in words):
         return subject
     return None
+
+
+def case_unmet(kind: str, case: str, values: list[Any]) -> str | None:
+    """Why the written texts do not hold what their behaviour's case names or is about
+    (a phrase), or None: a content case's kinds (`content_missing`), a condition's or
+    temptation's subject (`topic_missing`); one text that holds it is enough."""
+    texts = [v for v in values if isinstance(v, str)]
+    if kind == "content":
+        missing = [content_missing(case, t) for t in texts]
+        if missing and all(missing):
+            return f"the input holds no {missing[0]}, which its case names"
+    elif kind in ("condition", "temptation"):
+        absent = [topic_missing(case, t) for t in texts]
+        if absent and all(absent):
+            return f"the input never names {absent[0]}, which its case is about"
+    return None

@@ -36,7 +36,7 @@ from promptgen.prompting import generated_inputs, stage_messages
 from promptgen.prompting.cases import complete_inputs, inputs_model
 from promptgen.prompting.input_checks import COPIED_WORDS, copies, kind_of, problem
 from promptgen.prompting.per_item import answers
-from promptgen.prompting.sample_shape import content_missing, topic_missing
+from promptgen.prompting.sample_shape import case_unmet
 from promptgen.prompting.writing import (
     case_of,
     context_of,
@@ -293,16 +293,8 @@ async def _checked(
         why = _copies_given(written, left, given)
     if why is None and any(describes_itself(written.get(n)) for n in left):
         why = "the input describes itself instead of being one"
-    if why is None and behaviour is not None and behaviour.kind == "content":
-        texts = [v for n in left if isinstance(v := written.get(n), str)]
-        missing = [content_missing(behaviour.text, v) for v in texts]
-        if missing and all(missing):
-            why = f"the input holds no {missing[0]}, which its case names"
-    if why is None and behaviour is not None and behaviour.kind in ("condition", "temptation"):
-        texts = [v for n in left if isinstance(v := written.get(n), str)]
-        absent = [topic_missing(behaviour.text, v) for v in texts]
-        if absent and all(absent):
-            why = f"the input never names {absent[0]}, which its case is about"
+    if why is None and behaviour is not None:
+        why = case_unmet(behaviour.kind, behaviour.text, [written.get(n) for n in left])
     if why is not None:
         scope.count("invalid_dropped")
         scope.count(f"dropped_{kind_of(why)}")
