@@ -31,8 +31,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_context": ("promptgen.context", "load_context"),
     "load_prompt": ("promptgen.formats", "load_prompt"),
     "prepare": ("promptgen.api", "prepare"),
-    "render_messages": ("promptgen.render", "render_messages"),
-    "render_template": ("promptgen.render", "render_template"),
+    "render_messages": ("promptgen.rendering.render", "render_messages"),
+    "render_template": ("promptgen.rendering.render", "render_template"),
     "run": ("promptgen.api", "run"),
     "run_async": ("promptgen.api", "run_async"),
     "save_context": ("promptgen.context", "save_context"),
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from promptgen.formats import load_prompt
     from promptgen.model import PromptUnderTest
     from promptgen.options import Evaluation, Generation, Instructions, Models, Options, Run
-    from promptgen.render import render_messages, render_template
+    from promptgen.rendering.render import render_messages, render_template
     from promptgen.report.diff import DiffResult, diff_contexts
     from promptgen.report.files import write_all as write_reports
 

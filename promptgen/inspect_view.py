@@ -17,7 +17,7 @@ from promptgen.formats.detect import FORMATS
 from promptgen.formats.github_models import evaluator_kind
 from promptgen.model import Message, PromptUnderTest
 from promptgen.options import Options
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 
 SHOWN_CHARS = 4_000  # of each message in the tables (--json has everything)
 SHOWN_ROWS = 50  # of each table

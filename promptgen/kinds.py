@@ -9,7 +9,7 @@ PromptFormat = Literal[
     "prompty", "markdown", "text", "prompt.yml", "lve", "lve-prompt", "promptarchitect", "verdict"
 ]
 # "format": Python str.format placeholders (LVE); "verdict": `{expression}` placeholders
-# evaluated by promptgen.restricted (Verdict-style templates).
+# evaluated by promptgen.rendering.restricted (Verdict-style templates).
 TemplateEngine = Literal["jinja2", "mustache", "format", "verdict"]
 PROMPT_FORMATS: tuple[str, ...] = get_args(PromptFormat)
 # name -> one line for `--format` help, `promptgen inspect` and docs/formats.md

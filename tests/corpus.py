@@ -15,7 +15,7 @@ from promptgen.errors import PromptgenError
 from promptgen.evaluation.lve_replay import ReplayReport, replay
 from promptgen.formats import load_prompt
 from promptgen.formats.body import parse_messages
-from promptgen.render import render_template
+from promptgen.rendering.render import render_template
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 VECTORS = CORPUS / "prompty" / "vectors.json"

@@ -19,7 +19,7 @@ from promptgen.formats.body import parse_messages
 from promptgen.formats.common import strip_suffix
 from promptgen.model import Message, PromptUnderTest
 from promptgen.options import Options
-from promptgen.render import template_variables
+from promptgen.rendering.render import template_variables
 from promptgen.results import MetricInfo
 
 LOAD_ORDER = 2

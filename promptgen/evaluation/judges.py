@@ -18,7 +18,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.prompting import stage_messages
 from promptgen.prompting.bounded import Text
 from promptgen.prompting.per_item import answers, numbered_model
-from promptgen.render import render_messages, template_variables
+from promptgen.rendering.render import render_messages, template_variables
 from promptgen.results import Outcome
 
 # What the analysis stages make, as judge templates name it.

@@ -26,8 +26,8 @@ import regex
 from promptgen.bounds import REGEX_TIMEOUT_SECONDS, printable
 from promptgen.errors import BadInputError
 from promptgen.formats.lve_files import split_args
-from promptgen.pyformat import MissingInput, render, variables
-from promptgen.restricted import ExpressionFailed, compile_lambda
+from promptgen.rendering.pyformat import MissingInput, render, variables
+from promptgen.rendering.restricted import ExpressionFailed, compile_lambda
 
 # LVE's RefuseChecker phrases (lve-tools/lve_tools/lve/checkers/refuse.py, Apache-2.0),
 # kept exactly for compatibility, typographic apostrophes and leading spaces included:

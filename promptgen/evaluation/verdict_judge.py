@@ -34,9 +34,9 @@ from promptgen.llm import Completion
 from promptgen.model import PromptUnderTest
 from promptgen.options import Options
 from promptgen.prompting.bounded import Text
-from promptgen.pyformat import MissingInput
+from promptgen.rendering.pyformat import MissingInput
+from promptgen.rendering.verdict_template import previous_of, render, roots, variables
 from promptgen.results import MetricInfo
-from promptgen.verdict_template import previous_of, render, roots, variables
 
 LOAD_ORDER = 2  # after custom.py (same order, name after it), before the checks
 JUDGE_SUFFIXES = (".verdict.md", ".verdict.txt")

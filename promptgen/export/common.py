@@ -20,7 +20,7 @@ from promptgen.evaluation.check_metric import check_name
 from promptgen.evaluation.parse import CASE_FOLDABLE, cli_value, parse_check
 from promptgen.prompting import numbered, prompt_text, stage_messages
 from promptgen.prompting.invoke import call_settings, test_arguments, test_inputs
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import CLASS_CHECK, MetricInfo, Rule, Test
 
 

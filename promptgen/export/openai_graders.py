@@ -26,7 +26,7 @@ from promptgen.export.openai_items import OUTPUT, Fields
 from promptgen.formats import load_prompt
 from promptgen.model import PromptUnderTest
 from promptgen.prompting import template
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import MetricInfo, Test
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from promptgen.errors import PromptFormatError
 from promptgen.formats.validate import type_error
 from promptgen.model import Message, ModelConfig, PromptInput, PromptUnderTest, TestSample
-from promptgen.render import template_variables
+from promptgen.rendering.render import template_variables
 from promptgen.yamlpos import Path_, line_of
 
 # Prompty v2 option names -> the OpenAI parameter names the gateway uses.

@@ -25,7 +25,7 @@ from promptgen.formats.common import (
 from promptgen.formats.validate import built_error, validate_section
 from promptgen.jsonio import parse_json
 from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
-from promptgen.render import check_syntax
+from promptgen.rendering.render import check_syntax
 from promptgen.yamlpos import (
     YamlLimitError,
     line_of,

@@ -43,7 +43,7 @@ from promptgen.model import (
     PromptVariant,
     TestSample,
 )
-from promptgen.render import check_syntax
+from promptgen.rendering.render import check_syntax
 
 PROMPT_KEYS = ("prompt", "prompt_file", "multi_run_prompt")
 KEYS = (

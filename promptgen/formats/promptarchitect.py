@@ -30,7 +30,7 @@ from promptgen.formats.pa_tests import Where, fields_read, read_tests
 from promptgen.formats.refs import RefResolver
 from promptgen.jsonio import read_limited
 from promptgen.model import Message, ModelConfig, PromptInput, PromptUnderTest, TestSample
-from promptgen.render import check_syntax, template_variables
+from promptgen.rendering.render import check_syntax, template_variables
 
 PARAMETERS = ("temperature", "max_tokens", "top_p", "presence_penalty", "frequency_penalty")
 METADATA = ("prompt_version", "author", "date_created", "description", "input", "output",

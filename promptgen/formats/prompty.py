@@ -37,7 +37,7 @@ from promptgen.model import (
     TemplateEngine,
     TestSample,
 )
-from promptgen.render import check_syntax
+from promptgen.rendering.render import check_syntax
 from promptgen.yamlpos import (
     Path_,
     line_of,

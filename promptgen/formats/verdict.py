@@ -1,6 +1,6 @@
 """Loader for Verdict-style templates (`*.verdict.md`, `*.verdict.txt`, or a .md/.txt
 whose body has `@system` / `@user` / `@no_format` lines): optional YAML frontmatter and a
-body read by promptgen.verdict_template.
+body read by promptgen.rendering.verdict_template.
 
 As a prompt under test: `name`, `description`, `model`, `inputs` and `tags` are read;
 the inputs the placeholders read off `source`/`input` are added. The judge keys (`scale`,
@@ -23,7 +23,7 @@ from promptgen.formats.prompty import _inputs
 from promptgen.formats.refs import RefResolver
 from promptgen.formats.validate import validate_section
 from promptgen.model import Message, PromptUnderTest
-from promptgen.verdict_template import check, parse_template
+from promptgen.rendering.verdict_template import check, parse_template
 from promptgen.yamlpos import Path_, line_of
 
 FORMAT_KEYS = ("name", "description", "model", "inputs", "tags")

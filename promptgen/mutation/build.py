@@ -14,7 +14,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.mutation.operators import Edit, edits_of
 from promptgen.prompting import prompt_text
 from promptgen.prompting.invoke import test_arguments
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import Mutant, Test, content_id
 
 ORDER = ("delete-sentence", "negate", "number", "format", "swap-steps", "llm")

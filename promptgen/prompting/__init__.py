@@ -12,7 +12,7 @@ from typing import Any
 from promptgen.context import Context
 from promptgen.formats import load_prompt
 from promptgen.model import Message, PromptUnderTest, Scenario, TestSample
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.resources import data_dir
 from promptgen.results import Test
 

@@ -14,7 +14,7 @@ from promptgen.errors import RenderError
 from promptgen.llm import LLM
 from promptgen.model import PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, test_arguments
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import Test, TestRun
 from promptgen.secrets import scrub
 from promptgen.stages._steps import multi_step

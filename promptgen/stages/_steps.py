@@ -18,7 +18,7 @@ from typing import Any
 from promptgen.llm import LLM
 from promptgen.model import Message, PromptUnderTest
 from promptgen.prompting.invoke import CallSettings, test_arguments
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import Test, Usage
 
 RESPONSE = "response"  # LVE's name for the answer to the last message

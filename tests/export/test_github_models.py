@@ -22,7 +22,7 @@ from promptgen.export.common import (
 from promptgen.export.github_models import write
 from promptgen.formats import load_prompt
 from promptgen.model import Message
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from promptgen.results import Test
 from tests import corpus
 from tests.conftest import REPO

@@ -16,7 +16,7 @@ from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats import load_prompt
 from promptgen.formats.lve import read_test
 from promptgen.formats.lve_files import read_instances, read_prompt_text, split_args
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from tests import corpus
 from tests.conftest import needs_corpus
 

@@ -12,7 +12,7 @@ import pytest
 from promptgen.errors import PromptFormatError
 from promptgen.formats import load_prompt
 from promptgen.formats.promptarchitect import DEFAULT_SYSTEM
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 from tests.conftest import run_cli
 
 Write = Callable[[str, str], Path]

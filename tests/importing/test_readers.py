@@ -8,7 +8,7 @@ from promptgen.importing import detect_kind, read_source, to_prompty, verify
 from promptgen.importing.named import ImportAnswer, apply_answer
 from promptgen.importing.pieces import Imported, Msg, Var, format_pieces
 from promptgen.importing.writer import input_type
-from promptgen.render import render_messages
+from promptgen.rendering.render import render_messages
 
 
 @pytest.mark.parametrize(

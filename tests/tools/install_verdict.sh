@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the pinned Verdict (tests/tools/verdict/requirements.txt) into its own virtual
-# environment, tests/tools/verdict/.venv, where tests/test_verdict_template.py renders
-# templates with Verdict's own prompt code. --no-deps: only the modules that code imports
-# are listed (the full dependency set pins instructor 1.7.2, which needs openai < 2).
+# Installs the pinned Verdict (tests/tools/verdict/requirements.txt) into its own
+# virtual environment, tests/tools/verdict/.venv, where
+# tests/rendering/test_verdict_template.py renders templates with Verdict's own prompt
+# code. --no-deps: only the modules that code imports are listed (the full dependency
+# set pins instructor 1.7.2, which needs openai < 2).
 # Idempotent: does nothing when that venv was made from the current requirements.
 # Uses the package index pip is configured with.
 set -euo pipefail

@@ -1,9 +1,9 @@
-"""What an expression of promptgen.restricted may call, and how big it may get.
+"""What an expression of promptgen.rendering.restricted may call, and how big it may get.
 
 The functions and operators here replace Python's own for untrusted expressions: `re`
 through the `regex` package with a time bound; `range`, `*`, `**`, `<<`, `+` and `%`,
 and the string methods that build text, sized before they run (a refused one raises
-ExpressionRefused). promptgen/restricted.py evaluates with them.
+ExpressionRefused). promptgen/rendering/restricted.py evaluates with them.
 """
 
 from __future__ import annotations

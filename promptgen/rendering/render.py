@@ -1,6 +1,6 @@
 """The one template environment: sandboxed Jinja2 (default) or safe Mustache.
 
-Prompt files and test data are untrusted. Jinja2 runs in promptgen.sandbox (Jinja's
+Prompt files and test data are untrusted. Jinja2 runs in promptgen.rendering.sandbox (Jinja's
 immutable sandbox, bounded in size and time), with strict undefined variables;
 attribute access to internals raises a security error (never a silent empty string).
 Templates nested deeper than MAX_TEMPLATE_NESTING blocks or MAX_EXPRESSION_NESTING
@@ -18,7 +18,6 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from promptgen import mustache, pyformat
 from promptgen.bounds import (
     MAX_EXPRESSION_NESTING,
     MAX_TEMPLATE_ITEMS,
@@ -29,7 +28,8 @@ from promptgen.bounds import (
 )
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.model import PromptUnderTest
-from promptgen.sandbox import BUDGET, Sandbox, environment
+from promptgen.rendering import mustache, pyformat
+from promptgen.rendering.sandbox import BUDGET, Sandbox, environment
 
 MAX_SEQUENCE = MAX_TEMPLATE_ITEMS  # the old name of the limit on `*`
 _ENVIRONMENTS = {True: environment(True), False: environment(False)}
@@ -227,7 +227,7 @@ def render_template(
 def _engine(name: str) -> Any:
     """The module of a non-Jinja engine: `check`, `variables` and `render`."""
     if name == "verdict":
-        from promptgen import verdict_template
+        from promptgen.rendering import verdict_template
 
         return verdict_template
     return pyformat

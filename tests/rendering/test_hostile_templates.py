@@ -1,7 +1,7 @@
 """Hostile templates: each is refused quickly, with bounded memory and one clear error.
 
 Every template here would write gigabytes, run for hours, overflow the stack or reach
-Python internals without promptgen.sandbox's limits (promptgen.bounds).
+Python internals without promptgen.rendering.sandbox's limits (promptgen.bounds).
 """
 
 from __future__ import annotations

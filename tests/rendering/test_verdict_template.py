@@ -12,9 +12,9 @@ import pytest
 
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.formats import load_prompt
-from promptgen.pyformat import MissingInput
-from promptgen.render import render_messages
-from promptgen.verdict_template import (
+from promptgen.rendering.pyformat import MissingInput
+from promptgen.rendering.render import render_messages
+from promptgen.rendering.verdict_template import (
     check,
     parse_template,
     previous_of,

@@ -11,10 +11,11 @@ letter or digit, so an e-mail address or `@mention` stays text.
 
 Placeholders: every `{...}` not next to another brace is one Python expression over
 `source` and `input` (the input values, as records: `{source.reply}`), `previous` (the
-outputs of earlier steps) and `unit` (the step itself), evaluated by promptgen.restricted.
-`{{` and `}}` are not escapes: Verdict only warns about them and sends them as written,
-and so does promptgen. Every placeholder is replaced in one pass (Verdict's successive
-`str.replace` could also rewrite text that an earlier value brought in).
+outputs of earlier steps) and `unit` (the step itself), evaluated by
+promptgen.rendering.restricted. `{{` and `}}` are not escapes: Verdict only warns about
+them and sends them as written, and so does promptgen. Every placeholder is replaced in
+one pass (Verdict's successive `str.replace` could also rewrite text that an earlier
+value brought in).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptgen.errors import RenderError, TemplateSecurityError
-from promptgen.pyformat import MissingInput
-from promptgen.restricted import (
+from promptgen.rendering.pyformat import MissingInput
+from promptgen.rendering.restricted import (
     FUNCTIONS,
     ExpressionFailed,
     ExpressionRefused,

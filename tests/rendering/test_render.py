@@ -9,7 +9,7 @@ import pytest
 
 from promptgen import load_prompt, render_messages, render_template
 from promptgen.errors import RenderError, TemplateSecurityError
-from promptgen.render import template_variables
+from promptgen.rendering.render import template_variables
 
 PAYLOADS = [
     "{{ ''.__class__.__mro__ }}",

@@ -14,7 +14,7 @@ reach `eval`: they are parsed with `ast` and walked by `simpleeval`, with
 
 A refused expression raises `ExpressionRefused` (exit 2, a one-line reason); one that
 is allowed but fails on its data (`int("abc")`) raises `ExpressionFailed`. The functions
-and sized operators live in promptgen/restricted_ops.py.
+and sized operators live in promptgen/rendering/restricted_ops.py.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import regex
 import simpleeval
 
 from promptgen.bounds import field_size
-from promptgen.restricted_ops import (
+from promptgen.rendering.restricted_ops import (
     FUNCTIONS,
     MATCH_ATTRS,
     MAX_STRING,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from promptgen.errors import BadInputError
-from promptgen.restricted import (
+from promptgen.rendering.restricted import (
     ExpressionFailed,
     ExpressionRefused,
     compile_lambda,
