@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from promptgen import Context, load_context, load_prompt, render_template
+from promptgen.cli.inspect_view import inspect_data
 from promptgen.errors import BadInputError
 from promptgen.evaluation import check_metrics
 from promptgen.formats.tests_file import load_tests_file
-from promptgen.inspect_view import inspect_data
 from promptgen.model import PromptUnderTest
 from promptgen.options import Options
 from promptgen.yamlpos import load_yaml

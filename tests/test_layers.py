@@ -26,9 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("config", "evaluation", "selection", "stage", "stages", "mutation"),
     ("progress", "pipeline"),
     ("api", "mutate", "lve_run", "configure", "importing", "discover"),
-    ("__init__", "__main__", "cli", "cli_group", "cli_llm", "cli_run", "report", "gate",
-     "inspect_view", "schemas", "docsgen", "cli_export", "export", "cli_lve", "cli_lve_run",
-     "cli_pa", "cli_diff", "cli_mutate", "cli_view", "cli_configure", "cli_import", "batch"),
+    ("__init__", "__main__", "cli", "report", "gate", "schemas", "docsgen", "export", "batch"),
 ]  # fmt: skip
 
 

@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from promptgen import __version__
-from promptgen.cli_group import DefaultCommandGroup
+from promptgen.cli.group import DefaultCommandGroup
 from tests.conftest import run_cli
 
 Write = Callable[[str, str], Path]

@@ -302,8 +302,8 @@ customKey: 1
 
 
 def test_github_models_evaluator_names_become_metric_names(write: Write) -> None:
+    from promptgen.cli.inspect_view import inspect_data
     from promptgen.evaluation import check_metrics
-    from promptgen.inspect_view import inspect_data
     from promptgen.options import Options
 
     text = """messages: [{role: user, content: "{{q}}"}]

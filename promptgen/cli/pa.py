@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from promptgen import api
-from promptgen.cli_run import execute, flag_parameter, options_from_flags
+from promptgen.cli.run import execute, flag_parameter, options_from_flags
 from promptgen.context import Context
 from promptgen.errors import BadInputError
 from promptgen.evaluation.promptarchitect import PREFIX, pa_tests

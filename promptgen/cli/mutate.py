@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from promptgen.api import prepare
-from promptgen.cli_run import options_from_flags
+from promptgen.cli.run import options_from_flags
 from promptgen.context import Context
 from promptgen.errors import PromptgenError
 from promptgen.mutate import MutationSettings, check, dry_plan, mutate_async

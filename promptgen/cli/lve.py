@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from promptgen.cli_lve_run import RUN_HELP, run_command
+from promptgen.cli.lve_run import RUN_HELP, run_command
 from promptgen.evaluation.lve_replay import ReplayReport, replay
 from promptgen.progress import print_warnings
 

@@ -19,7 +19,7 @@ import typer
 from dotenv import load_dotenv
 
 from promptgen import __version__
-from promptgen.cli_group import DefaultCommandGroup, LazyCommand
+from promptgen.cli.group import DefaultCommandGroup, LazyCommand
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.kinds import FORMATS
 
@@ -29,17 +29,17 @@ INTERRUPTED = 130
 class PromptgenGroup(DefaultCommandGroup):
     default_command = "run"  # `promptgen FILE` is `promptgen run FILE`
     lazy: ClassVar[dict[str, LazyCommand]] = {
-        "run": LazyCommand("promptgen.cli_run", "run", {"help": "HELP", "epilog": "EPILOG"}),
-        "models": LazyCommand("promptgen.cli_llm", "models"),
-        "ask": LazyCommand("promptgen.cli_llm", "ask"),
-        "export": LazyCommand("promptgen.cli_export", "export"),
-        "diff": LazyCommand("promptgen.cli_diff", "diff"),
-        "mutate": LazyCommand("promptgen.cli_mutate", "mutate", {"epilog": "EPILOG"}),
-        "view": LazyCommand("promptgen.cli_view", "view"),
-        "configure": LazyCommand("promptgen.cli_configure", "configure", {"epilog": "EPILOG"}),
-        "import": LazyCommand("promptgen.cli_import", "import_prompt", {"epilog": "EPILOG"}),
-        "pa": LazyCommand("promptgen.cli_pa", "app"),
-        "lve": LazyCommand("promptgen.cli_lve", "app"),
+        "run": LazyCommand("promptgen.cli.run", "run", {"help": "HELP", "epilog": "EPILOG"}),
+        "models": LazyCommand("promptgen.cli.models", "models"),
+        "ask": LazyCommand("promptgen.cli.models", "ask"),
+        "export": LazyCommand("promptgen.cli.export", "export"),
+        "diff": LazyCommand("promptgen.cli.diff", "diff"),
+        "mutate": LazyCommand("promptgen.cli.mutate", "mutate", {"epilog": "EPILOG"}),
+        "view": LazyCommand("promptgen.cli.view", "view"),
+        "configure": LazyCommand("promptgen.cli.configure", "configure", {"epilog": "EPILOG"}),
+        "import": LazyCommand("promptgen.cli.import_", "import_prompt", {"epilog": "EPILOG"}),
+        "pa": LazyCommand("promptgen.cli.pa", "app"),
+        "lve": LazyCommand("promptgen.cli.lve", "app"),
     }
     order = ("inspect", "schema", *lazy)
 
@@ -90,9 +90,9 @@ def inspect(
 ) -> None:
     """Show how promptgen reads a prompt file: its detected format, messages, inputs,
     scenarios, samples, rendering."""
+    from promptgen.cli.inspect_view import inspect_data, print_inspect
     from promptgen.evaluation import check_metrics
     from promptgen.formats import load_prompt
-    from promptgen.inspect_view import inspect_data, print_inspect
     from promptgen.options import Options
     from promptgen.progress import print_warnings
 

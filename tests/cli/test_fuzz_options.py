@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from promptgen.cli import run_app
-from promptgen.cli_run import FLAGGED, _flag_type, _switch, options_from_flags, parse_params
+from promptgen.cli.run import FLAGGED, _flag_type, _switch, options_from_flags, parse_params
 from promptgen.config import resolve_options
 from promptgen.errors import BadInputError
 from promptgen.options import BY_KEY, OPTION_FIELDS, OptionField, Options, flat, nest

@@ -332,7 +332,7 @@ def _print_plan(prepared: api.Prepared, options: Options) -> None:
 def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: float) -> None:
     """Reports, exports, the summary and the gate. Their modules (pandas among them) load
     here, after the run: the first call leaves sooner (docs/performance.md)."""
-    from promptgen.cli_export import report_exports
+    from promptgen.cli.export import report_exports
     from promptgen.export import run_exports
     from promptgen.gate import gate
     from promptgen.report.console import summary

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from promptgen.cli_llm import ApiBase, Config, _api_base
+from promptgen.cli.models import ApiBase, Config, _api_base
 from promptgen.errors import BadInputError
 from promptgen.importing import (
     KINDS,

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.prompt import Confirm, Prompt
 
-from promptgen import cli_llm
+from promptgen.cli.models import models as show_models
 from promptgen.configure import (
     AZURE_API_VERSION,
     PROVIDERS,
@@ -105,7 +105,7 @@ def configure(
     load_env(folder)
     failed = 0 if no_check else _check(plan, written.config, out, err)
     out.print()
-    cli_llm.models(config=written.config)
+    show_models(config=written.config)
     if failed:
         raise PromptgenError(
             f"{failed} of {len(plan.to_check)} models failed the check",
