@@ -246,7 +246,7 @@ class RunConfig:
 
     def _small(self, role: str) -> bool:
         """Whether the model of `role` is small by its backend's policy."""
-        from promptgen.llm.backend import backend_type
+        from promptgen.llm.routing import backend_type
 
         api_base = self.settings.api_base if self.settings else None
         name = self.settings.resolve(role) if self.settings else role
