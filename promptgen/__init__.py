@@ -7,9 +7,9 @@ without calling any model; `Options` is the one declaration of every option.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
+
+from promptgen.version import __version__
 
 # Loaded on first use (PEP 562): `promptgen --version` and `import promptgen` stay fast,
 # and pandas, jinja2 or litellm load only when something needs them (docs/api.md).

@@ -9,8 +9,9 @@ The command line, the benchmarks and users' scripts all come through here:
     print(len(ctx.tests), ctx.intent)
 
 `prepare` resolves the options once (flag > earlier run's flags > frontmatter > effort >
-default) into a frozen `RunConfig`, loads or resumes the context and loads the metrics;
-`run` then runs the stages and saves `context.json` after every unit of work.
+default; config.py says where the models under test come from) into a frozen `RunConfig`,
+loads or resumes the context and loads the metrics; `run` then runs the stages and saves
+`context.json` after every unit of work.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from promptgen.formats import load_prompt
 from promptgen.formats.detect import CONTEXT, json_kind
 from promptgen.formats.tests_file import load_tests_file
 from promptgen.llm import LLM, GatewaySettings, load_settings
+from promptgen.llm.config import configured_models
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner
@@ -108,18 +110,27 @@ def prepare(
         given["test_ids"] = add_samples(ctx, notes)
     saved = saved_flags(ctx.options, ctx.option_sources) if ctx.option_sources else {}
     resolved, sources = resolve_options(
-        given, ctx.prompt.run_options, saved, prompt_file=ctx.prompt.source
+        given,
+        ctx.prompt.run_options,
+        saved,
+        prompt_file=ctx.prompt.source,
+        under_test=configured_models if settings is None else _under_test(settings),
     )
     resolved.run = options.run  # this invocation's own settings
     settings = settings or gateway_settings(resolved)
-    if not resolved.models.models and settings.models_under_test:
-        resolved.models.models = list(settings.models_under_test)
-        sources["models"] = settings.sources.get("models under test", "config")
     notes += _changed(ctx, resolved, given) + _kept(resolved, sources)
     ctx.prompt.fixed_inputs = fixed_inputs(ctx.prompt, resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
     return Prepared(ctx, cfg, out, notes)
+
+
+def _under_test(settings: GatewaySettings) -> Callable[[], tuple[list[str], str]]:
+    """The models under test `settings` name, as the last layer of `resolve_options`."""
+    return lambda: (
+        settings.models_under_test,
+        settings.sources.get("models under test", "config"),
+    )
 
 
 def fixed_inputs(

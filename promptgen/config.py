@@ -1,14 +1,16 @@
 """Options resolved once into a frozen run configuration.
 
 `resolve_options` merges the layers (flag > earlier run's flags > frontmatter > effort >
-default) and records where every value came from; `build_config` adds what a run needs
-besides: model ids with their aliases resolved, the judges, and the metrics, loaded once.
-Stages, the pipeline and the reports read the `RunConfig`; nothing re-derives it.
+default; for the models under test, the gateway's PROMPTGEN_MODELS and config file just
+above the default) and records where every value came from; `build_config` adds what a
+run needs besides: model ids with their aliases resolved, the judges, and the metrics,
+loaded once. Stages, the pipeline and the reports read the `RunConfig`; nothing
+re-derives it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +71,7 @@ def resolve_options(
     saved: Mapping[str, Any] | None = None,
     *,
     prompt_file: str | None = None,
+    under_test: Callable[[], tuple[list[str], str]] | None = None,
 ) -> tuple[Options, dict[str, str]]:
     """Merge the layers; return the options and the source of every flat option.
 
@@ -76,7 +79,12 @@ def resolve_options(
     `saved` holds the flat options an earlier run of this context got on its command line;
     `prompt_file` names the file the frontmatter came from, for error messages. Every
     value is checked against its declaration: a bad one raises BadInputError naming the
-    flag, or the frontmatter key and file, it came from."""
+    flag, or the frontmatter key and file, it came from.
+
+    `under_test` gives the last layer of the models under test, with its source: those
+    the gateway's settings name (`llm.config.configured_models`: PROMPTGEN_MODELS, else
+    the config file's `under_test`). It is asked only once the layers above are checked
+    and name no model under test (an empty list counts as none)."""
     cli = explicit(given) if isinstance(given, Options) else dict(given or {})
     front = frontmatter_values(frontmatter or {})
     saved = dict(saved or {})
@@ -107,13 +115,19 @@ def resolve_options(
             sources[fld.name] = "default"
     values["effort"] = effort
     try:
-        return Options.model_validate(nest(values)), sources
+        options = Options.model_validate(nest(values))
     except ValidationError as err:
         problem = option_problem(err)
         source = sources.get(problem.field.name, "?") if problem.field else "?"
         raise BadInputError(
             problem.message(source), file=prompt_file if source == "frontmatter" else None
         ) from err
+    if under_test is not None and not options.models.models:
+        models, source = under_test()
+        if models:
+            options.models.models = list(models)
+            sources["models"] = source
+    return options, sources
 
 
 def _where(source: str, name: str, value: Any) -> str:
@@ -246,7 +260,7 @@ class RunConfig:
 
     def _small(self, role: str) -> bool:
         """Whether the model of `role` is small by its backend's policy."""
-        from promptgen.llm.backend import backend_type
+        from promptgen.llm.routing import backend_type
 
         api_base = self.settings.api_base if self.settings else None
         name = self.settings.resolve(role) if self.settings else role

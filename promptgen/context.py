@@ -23,7 +23,6 @@ from pydantic import (
     model_validator,
 )
 
-from promptgen import __version__
 from promptgen.errors import ContextError
 from promptgen.jsonio import read_json
 from promptgen.model import PromptUnderTest
@@ -48,6 +47,7 @@ from promptgen.results import (
     UsageTotals,
 )
 from promptgen.secrets import redact, scrub
+from promptgen.version import __version__
 
 CONTEXT_VERSION = 2
 RunKey = tuple[str, str, int]

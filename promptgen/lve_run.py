@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from promptgen import __version__
 from promptgen.errors import BadInputError
 from promptgen.evaluation.lve_checkers import Observation, check
 from promptgen.formats.lve import LveTest, to_prompt
@@ -29,6 +28,7 @@ from promptgen.progress import Reporter
 from promptgen.prompting.invoke import call_settings
 from promptgen.results import Test, TestRun, Usage
 from promptgen.stages.runs import run_test
+from promptgen.version import __version__
 
 STAGE = "lve-run"
 

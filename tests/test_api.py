@@ -77,6 +77,36 @@ def test_a_resumed_context_keeps_its_server_and_models_and_says_so(tmp_path: Pat
     assert "--models m1" in next(n for n in other.notes if n.startswith("resuming with"))
 
 
+def test_prepare_takes_the_models_under_test_from_each_source_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--models, then the saved run's, then PROMPTGEN_MODELS, then the config file."""
+    for name in [k for k in os.environ if k.startswith("PROMPTGEN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PROMPTGEN_MODELS", "env/m")
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "promptgen.toml"
+    config.write_text('[models]\nunder_test = ["file/m"]\n', encoding="utf-8")
+    sample = REPO / "samples" / "classify-sentiment.prompty"
+
+    def models(source: Path, options: Options) -> tuple[tuple[str, ...], str]:
+        prepared = prepare(source, options)
+        save_context(prepared.ctx, prepared.out / "context.json")
+        return prepared.cfg.models, prepared.cfg.sources["models"]
+
+    given = Options(models=Models(models=["cli/m"]), run=Run(out=tmp_path / "a"))
+    assert models(sample, given) == (("cli/m",), "command line")
+    resumed = models(tmp_path / "a" / "context.json", Options())
+    assert resumed == (("cli/m",), "command line (earlier run)")
+    assert models(sample, Options(run=Run(out=tmp_path / "b"))) == (("env/m",), "PROMPTGEN_MODELS")
+    monkeypatch.delenv("PROMPTGEN_MODELS")
+    fresh = Options(run=Run(out=tmp_path / "b", fresh=True))
+    assert models(sample, fresh) == (("file/m",), f"config {config}")
+    config.unlink()
+    assert models(sample, fresh) == ((), "default")
+
+
 def test_the_library_gets_the_same_checks(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="not an http"):
         Options(models=Models(api_base="file:///etc/passwd"))

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 # modules); listed bottom to top.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
-     "results", "collector"),
+     "results", "collector", "version"),
     ("model", "context", "order"),
     ("formats", "rendering"),
     ("prompting",),
@@ -56,11 +56,17 @@ def imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.startswith("promptgen."):
                 names.add(node.module.removeprefix("promptgen."))
+            elif node.module == "promptgen":  # a module, or a name of the package's __init__
+                names.update(a.name if _is_module(a.name) else "__init__" for a in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("promptgen."):
                     names.add(alias.name.removeprefix("promptgen."))
     return names
+
+
+def _is_module(name: str) -> bool:
+    return (PACKAGE / f"{name}.py").is_file() or (PACKAGE / name / "__init__.py").is_file()
 
 
 def test_every_import_points_down_or_sideways() -> None:
@@ -81,3 +87,101 @@ def test_only_the_local_backend_knows_its_prefix() -> None:
         and not path.name.startswith("local")
     ]
     assert not offenders
+
+
+# -- import circles ----------------------------------------------------------------------
+
+
+def module_names() -> dict[str, Path]:
+    """Every promptgen module by its full dotted name (a package by its `__init__`)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(("promptgen", *parts))] = path
+    return found
+
+
+def import_edges(module: str, path: Path, known: set[str]) -> set[str]:
+    """The promptgen modules `module` imports, wherever the import stands (module level,
+    inside a function, under TYPE_CHECKING). `from package import name` imports the
+    submodule `package.name` when there is one, else the package's `__init__` itself.
+    Importing `a.b.c` also runs the `__init__` of the packages `a` and `a.b`: an edge to
+    each, except to the packages `module` is itself inside (they run before it does)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                targets.add(submodule if submodule in known else base)
+    edges = set()
+    for target in targets:
+        if target not in known:
+            continue
+        edges.add(target)
+        parts = target.split(".")
+        for depth in range(1, len(parts)):
+            ancestor = ".".join(parts[:depth])
+            if not (module == ancestor or module.startswith(ancestor + ".")):
+                edges.add(ancestor)
+    edges.discard(module)
+    return edges
+
+
+def import_graph() -> dict[str, set[str]]:
+    found = module_names()
+    known = set(found)
+    return {module: import_edges(module, path, known) for module, path in found.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles as chains from their smallest module, e.g. [a, b, a]: the shortest circle
+    through each module on one, except a module already on a circle found before."""
+    cycles: dict[tuple[str, ...], list[str]] = {}
+    for start in sorted(graph):
+        if any(start in cycle for cycle in cycles):
+            continue
+        previous: dict[str, str] = {}
+        queue = [start]
+        closing = None
+        while queue and closing is None:
+            following = []
+            for module in queue:
+                for target in sorted(graph[module]):
+                    if target == start:
+                        closing = module
+                        break
+                    if target not in previous:
+                        previous[target] = module
+                        following.append(target)
+                if closing is not None:
+                    break
+            queue = following
+        if closing is None:
+            continue
+        chain = [closing]
+        while chain[-1] != start:
+            chain.append(previous[chain[-1]])
+        chain.reverse()
+        turn = chain.index(min(chain))
+        key = tuple(chain[turn:] + chain[:turn])
+        cycles.setdefault(key, [*key, key[0]])
+    return sorted(cycles.values())
+
+
+def test_no_import_circles() -> None:
+    circles = [" -> ".join(cycle) for cycle in import_cycles(import_graph())]
+    assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e2"}, "e2": {"e"}}
+    assert import_cycles(graph) == [["a", "b", "c", "a"], ["e", "e2", "e"]]

@@ -4,6 +4,7 @@ derived from that declaration, and resolved once with their sources."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -12,6 +13,7 @@ from promptgen.config import explicit, resolve_options
 from promptgen.docsgen import GENERATED, generated_sections
 from promptgen.errors import BadInputError
 from promptgen.formats.frontmatter import prompt_schema
+from promptgen.llm.config import configured_models
 from promptgen.options import (
     BY_NAME,
     MAX_CONCURRENCY,
@@ -60,6 +62,31 @@ def test_precedence_and_sources() -> None:
     assert options.evaluation.keep_invalid is True
     assert sources["keep_invalid"] == "command line (earlier run)"
     assert options.generation.baseline_tests is False and sources["baseline_tests"] == "default"
+
+
+def test_each_source_of_the_models_under_test_beats_the_next(tmp_path: Path) -> None:
+    """--models > the earlier run's --models > PROMPTGEN_MODELS > the config file's
+    under_test > none (a prompt's frontmatter names none: `models` is no frontmatter key)."""
+    config = tmp_path / "promptgen.toml"
+    config.write_text('[models]\nunder_test = ["file/m"]\n', encoding="utf-8")
+    quiet = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}  # no user config file
+
+    def models(given: dict, saved: dict, env: dict[str, str]) -> tuple[list[str], str]:
+        options, sources = resolve_options(
+            given, {"models": ["front/m"]}, saved,
+            under_test=lambda: configured_models({**quiet, **env}, tmp_path),
+        )  # fmt: skip
+        return options.models.models, sources["models"]
+
+    cli, saved = {"models": ["cli/m"]}, {"models": ["saved/m"]}
+    env = {"PROMPTGEN_MODELS": "e/1;e/2"}
+    assert models(cli, saved, env) == (["cli/m"], "command line")
+    assert models({}, saved, env) == (["saved/m"], "command line (earlier run)")
+    assert models({}, {}, env) == (["e/1", "e/2"], "PROMPTGEN_MODELS")
+    assert models({}, {}, {}) == (["file/m"], f"config {config}")
+    config.unlink()
+    assert models({}, {}, {}) == ([], "default")
+    assert models({"models": []}, {}, env) == (["e/1", "e/2"], "PROMPTGEN_MODELS")
 
 
 def test_models_turn_evaluation_on_unless_told_otherwise() -> None:

@@ -12,18 +12,16 @@ import functools
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from promptgen.context import Context, summary
 from promptgen.errors import BadInputError
 from promptgen.evaluation.check_metric import CheckMetric
 from promptgen.evaluation.parse import COUNT_UNITS, NAMES, build, cli_value, parse_check
-from promptgen.evaluation.protocol import Case, MetricBase, Verdict
+from promptgen.evaluation.protocol import Case, Metric, MetricBase, Verdict
 from promptgen.evaluation.scoring import Needed, VerdictKey, needed
+from promptgen.options import Evaluation
 from promptgen.results import CompiledRule, MetricInfo, Rule, Test, TestRun
-
-if TYPE_CHECKING:
-    from promptgen.config import RunConfig
 
 PREFIX = "rule:"
 COMPLIANCE = "compliance"
@@ -190,9 +188,23 @@ class StandIn(MetricBase):
         return Verdict(score=verdict.score, outcome=verdict.outcome, reason=why)
 
 
+class Scored(Protocol):
+    """What `needed_for` reads of a run's configuration (the `RunConfig`, which is built
+    on this package and so is not imported here)."""
+
+    @property
+    def ev(self) -> Evaluation: ...
+
+    @property
+    def output_metrics(self) -> Sequence[Metric]: ...
+
+    @property
+    def judges(self) -> Sequence[str]: ...
+
+
 def needed_for(
     ctx: Context,
-    cfg: RunConfig,
+    cfg: Scored,
     run: TestRun,
     test: Test,
     have: Collection[VerdictKey] = (),

@@ -10,30 +10,33 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-import promptgen.evaluation as package
 from promptgen.errors import BadInputError
 from promptgen.evaluation.protocol import Metric
 from promptgen.model import PromptUnderTest
 from promptgen.options import Options
 
 Loader = Callable[[PromptUnderTest, Options], list[Metric]]
+# This package, by its folder and name: its __init__ imports this module, so the package
+# itself is not imported here.
+_FOLDER = Path(__file__).parent
+_PACKAGE = __name__.rpartition(".")[0]
 
 
 def kinds() -> list[ModuleType]:
     """The metric-kind modules, in load order. A module whose source has no top-level
     `def metrics(` is not imported here (helpers of the kinds load when they are used)."""
     found = []
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in pkgutil.iter_modules([str(_FOLDER)]):
         if not _may_define_metrics(info.name):
             continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        module = importlib.import_module(f"{_PACKAGE}.{info.name}")
         if callable(getattr(module, "metrics", None)):
             found.append(module)
     return sorted(found, key=lambda m: (getattr(m, "LOAD_ORDER", 100), m.__name__))
 
 
 def _may_define_metrics(name: str) -> bool:
-    source = Path(package.__path__[0]) / f"{name}.py"
+    source = _FOLDER / f"{name}.py"
     try:
         return "\ndef metrics(" in source.read_text(encoding="utf-8")
     except OSError:  # no source (bytecode only): import it and see

@@ -6,28 +6,38 @@ A checker decides whether a response is *safe* (an instance's `passed`). As in L
 the instance's arguments (hence `{{1,6}}` in a regex); the checker then gets only the
 prompt parameters. Where LVE would crash on a bad test file (a missing argument, an
 unknown regex flag), a one-line BadInputError is raised instead. MonotonicityChecker and
-the ML checkers are in lve_ml.py; any other name is a custom checker (code in
-`checker/*.py`, never run here), reported as not built in. docs/lve.md lists LVE's
-quirks and which ones are kept.
+the ML checkers are in lve_ml.py (what both kinds are made of is in lve_base.py); any
+other name is a custom checker (code in `checker/*.py`, never run here), reported as not
+built in. docs/lve.md lists LVE's quirks and which ones are kept.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import regex
 
-from promptgen.bounds import REGEX_TIMEOUT_SECONDS, printable
 from promptgen.errors import BadInputError
+from promptgen.evaluation.lve_base import (
+    Args,
+    Checker,
+    CheckOutcome,
+    Decide,
+    Deferred,
+    Observation,
+    TimedOut,
+    compile_regex,
+    search,
+    shown,
+    text_response,
+)
 from promptgen.formats.lve_files import split_args
-from promptgen.rendering.pyformat import MissingInput, render, variables
-from promptgen.rendering.restricted import ExpressionFailed, compile_lambda
+from promptgen.rendering.pyformat import variables
+from promptgen.rendering.restricted import ExpressionFailed
 
 # LVE's RefuseChecker phrases (lve-tools/lve_tools/lve/checkers/refuse.py, Apache-2.0),
 # kept exactly for compatibility, typographic apostrophes and leading spaces included:
@@ -60,109 +70,6 @@ _SEPARATORS = str.maketrans("", "", ",'_")
 EXTRACT_MODES = ("int_last", "int_first", "float_last", "float_first")
 
 
-@dataclass(frozen=True)
-class Observation:
-    """What a checker sees: the last assistant message (`response`), every assistant
-    message by variable name (`variables`) and, for a multi-run prompt, the response of
-    each run in order (`responses`)."""
-
-    response: str | None = None
-    variables: dict[str, str] = field(default_factory=dict)
-    responses: list[Any] | None = None
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """safe: LVE's `passed` (None: not checked, `reason` says why); built_in False: the
-    checker is custom code, or an ML checker without its extra."""
-
-    safe: bool | None
-    reason: str
-    built_in: bool = True
-
-
-Decide = Callable[[dict[str, Any], Observation], CheckOutcome]
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    return printable(repr(value), limit)
-
-
-class _Deferred(Exception):
-    """The argument names instance arguments: it can only be checked per instance."""
-
-
-class _TimedOut(Exception):
-    """A regex search ran past REGEX_TIMEOUT_SECONDS: the instance is not checked."""
-
-
-class Args:
-    """A checker's arguments, each read as the type LVE's checker expects (a wrong one is
-    a BadInputError naming the checker and the argument)."""
-
-    def __init__(self, name: str, values: Mapping[str, Any], deferred: set[str] | None = None):
-        self.name, self.values, self.deferred = name, dict(values), deferred or set()
-
-    def _get(self, key: str, ok: Callable[[Any], bool], expected: str) -> Any:
-        if key in self.deferred:
-            raise _Deferred(key)
-        value = self.values.get(key)
-        if not ok(value):
-            raise BadInputError(f"{self.name}: '{key}' should be {expected}, got {shown(value)}")
-        return value
-
-    def text(self, key: str) -> str:
-        return str(self._get(key, lambda v: isinstance(v, str), "text"))
-
-    def flag(self, key: str) -> bool:
-        return bool(self._get(key, lambda v: isinstance(v, bool), "true or false"))
-
-    def number(self, key: str) -> float:
-        kind = lambda v: isinstance(v, int | float) and not isinstance(v, bool)  # noqa: E731
-        return float(self._get(key, kind, "a number"))
-
-    def choice(self, key: str, options: tuple[Any, ...]) -> Any:
-        return self._get(key, lambda v: v in options, "one of " + ", ".join(map(str, options)))
-
-    def lambda_(self, key: str) -> Callable[..., Any]:
-        try:
-            func = compile_lambda(self.text(key))
-        except BadInputError as err:
-            raise BadInputError(f"{self.name}: '{key}': {err.message}", hint=err.hint) from None
-        # The evaluator refuses these when the lambda runs; said here, a test file that
-        # can never work is refused before any model call.
-        for node in ast.walk(func.body):
-            if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-                raise BadInputError(
-                    f"{self.name}: '{key}': names starting with _ are not allowed ({node.attr})"
-                )
-        return func
-
-    def format(self, key: str, template: str, values: Mapping[str, Any]) -> str:
-        """`template.format(**values)`, without str.format's attribute walk."""
-        try:
-            return render(template, values)
-        except MissingInput as err:
-            raise BadInputError(
-                f"{self.name}: '{key}' uses {{{err.name}}}, which this instance does not give",
-                hint="LVE formats checker arguments with the instance's args: give it there, "
-                "or write a literal brace as {{ or }}",
-            ) from None
-        except BadInputError as err:
-            raise BadInputError(f"{self.name}: '{key}': {err.message}", hint=err.hint) from None
-
-
-@dataclass(frozen=True)
-class Checker:
-    """A checker's constructor arguments (LVE refuses a missing required one and an
-    unknown one) and `prepare`, which reads them and returns the decision."""
-
-    prepare: Callable[[Args], Decide]
-    required: tuple[str, ...] = ()
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    multi_run: bool = False
-
-
 def extract(value: Any, mode: str | None) -> Any:
     """LVE's `extract`: the first or last number of the response (thousands separators
     dropped); the response unchanged when there is none."""
@@ -176,14 +83,6 @@ def extract(value: Any, mode: str | None) -> Any:
         return int(text) if mode.startswith("int") else float(text)
     except ValueError:
         return value
-
-
-def text_response(name: str, seen: Observation) -> str:
-    """The last assistant message, which LVE's single-response checkers read."""
-    if not isinstance(seen.response, str):
-        multi = " (a multi-run test: use MultiRunLambdaChecker)" if seen.responses else ""
-        raise BadInputError(f"{name} checks one response, and there is none{multi}")
-    return seen.response
 
 
 def _lambda(a: Args) -> Decide:
@@ -218,24 +117,6 @@ def _verdict(source: str, call: Callable[[], Any]) -> CheckOutcome:
     if not isinstance(result, bool):
         return CheckOutcome(None, f"the lambda returned {shown(result)}, not True or False")
     return CheckOutcome(result, f"{shown(source)} returned {result}")
-
-
-def compile_regex(a: Args, key: str, flags: int = 0) -> regex.Pattern[str]:
-    pattern = a.text(key)
-    try:
-        return regex.compile(pattern, flags | regex.VERSION0)
-    except (regex.error, ValueError, OverflowError, RecursionError) as err:
-        raise BadInputError(
-            f"{a.name}: '{key}' {shown(pattern)} is not a regex: {err}",
-            hint="LVE formats checker arguments first: write a literal brace as {{ or }}",
-        ) from None
-
-
-def search(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
-    try:
-        return pattern.search(text, timeout=REGEX_TIMEOUT_SECONDS)
-    except TimeoutError:
-        raise _TimedOut(f"/{printable(pattern.pattern, 80)}/ timed out") from None
 
 
 def _regex(a: Args) -> Decide:
@@ -380,7 +261,7 @@ def validate(checker_args: Mapping[str, Any], *, multi_run: bool | None = None) 
     args = Args(name, values, deferred)
     values.update({k: args.format(k, v, {}) for k, v in values.items()
                    if isinstance(v, str) and k not in deferred})  # fmt: skip
-    with contextlib.suppress(_Deferred):
+    with contextlib.suppress(Deferred):
         checker.prepare(Args(name, values, deferred))
 
 
@@ -411,5 +292,5 @@ def check(
     params, _ = split_args(dict(args), prompt_parameters)
     try:
         return decide(params, observation)
-    except _TimedOut as err:
+    except TimedOut as err:
         return CheckOutcome(None, str(err))

@@ -21,7 +21,7 @@ from typing import Any
 import regex
 
 from promptgen.errors import BadInputError
-from promptgen.evaluation.lve_checkers import (
+from promptgen.evaluation.lve_base import (
     Args,
     Checker,
     CheckOutcome,

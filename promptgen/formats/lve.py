@@ -21,7 +21,6 @@ from typing import Any
 
 from promptgen.bounds import MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
-from promptgen.formats import read_text
 from promptgen.formats.common import detect_inputs
 from promptgen.formats.lve_files import (
     PLACEHOLDER,
@@ -33,6 +32,7 @@ from promptgen.formats.lve_files import (
     read_prompt_text,
     split_args,
 )
+from promptgen.formats.reading import read_text
 from promptgen.formats.refs import RefResolver
 from promptgen.jsonio import check_data, parse_json
 from promptgen.model import (

@@ -6,7 +6,6 @@ that and never tests model ids itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
@@ -82,22 +81,3 @@ class Backend(Protocol):
     def batch_api(self, model: str) -> BatchAPI | None:
         """The provider's Files + Batches endpoints for `model`, when it has them."""
         ...
-
-
-def _backend_types() -> Iterator[type[Backend]]:
-    """The backends in the order they are asked for a model. Each module is imported
-    when its turn comes; none imports llama_cpp, litellm or openai before a call."""
-    from promptgen.llm.local import LocalBackend
-
-    yield LocalBackend
-    from promptgen.llm.openai_compat import OpenAICompatBackend
-
-    yield OpenAICompatBackend
-    from promptgen.llm.remote import RemoteBackend
-
-    yield RemoteBackend
-
-
-def backend_type(model_id: str, api_base: str | None) -> type[Backend]:
-    """The backend that owns `model_id` (its class: policies are read without a call)."""
-    return next(k for k in _backend_types() if k.owns(model_id, api_base))

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptgen.errors import BadInputError
-from promptgen.llm.openai_compat import chat_reply
-from promptgen.llm.remote import classify
 from promptgen.llm.types import CallError, ChatRequest, RawReply
+from promptgen.llm.wire import chat_reply, classify, load_litellm
 
 ENDPOINT = "/v1/chat/completions"
 WINDOW = "24h"
@@ -202,9 +201,7 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
     """What the tokens cost at the provider's batch rate: the price map's batch rates
     where it has them, else BATCH_DISCOUNT of the normal price; 0 for a model it does
     not know (a local server's)."""
-    from promptgen.llm.remote import _litellm
-
-    litellm = _litellm()
+    litellm = load_litellm()
     name = model.split("/", 1)[1] if model.startswith("openai/") else model
     info = litellm.model_cost.get(name) or litellm.model_cost.get(model) or {}
     batch_in = info.get("input_cost_per_token_batches")

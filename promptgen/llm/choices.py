@@ -5,25 +5,19 @@ call's key, so a candidate asked in one request with `n` and a candidate asked o
 own are the same entry, and a re-run reads every one back without a call. The missing
 candidates are asked in one request with `n` where the backend takes it; what a server
 leaves out (it ignores `n`, or refuses it) is asked as separate concurrent calls, each
-with its own variant.
+with its own variant. The gateway (client.py) makes the calls; what is here needs nothing
+of it: a request's choices read into candidates, and the requests a plan counts.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from promptgen.llm import structured
 from promptgen.llm.backend import Backend
 from promptgen.llm.replies import parse, text_completion
-from promptgen.llm.types import Call, Completion, RawReply
+from promptgen.llm.types import Completion, RawReply
 from promptgen.results import Usage
-
-if TYPE_CHECKING:
-    from promptgen.llm.client import LLM
 
 
 def answer_requests(kind: type[Backend], model: str, n: int) -> int:
@@ -32,70 +26,19 @@ def answer_requests(kind: type[Backend], model: str, n: int) -> int:
     return min(n, 1) if kind.many_choices(model) else n
 
 
-async def complete_choices(llm: LLM, call: Call, variants: Sequence[int]) -> list[Completion]:
-    """One Completion per variant, in the order given."""
-    call, model_id, backend, name, spec = llm._prepare(call)
-    keys = [call.key(model_id, llm._api_base(backend), spec, v) for v in variants]
-    found = [llm._from_cache(k, model_id, spec, call.stage) for k in keys]
-    missing = [i for i, hit in enumerate(found) if hit is None]
-    if len(missing) > 1 and _at_once(llm, backend, model_id, name):
-        first = variants[missing[0]]
-        answers = await _one_request(llm, backend, model_id, name, call, spec, first, len(missing))
-        for i, answer in zip(missing, answers, strict=False):
-            if answer is None:
-                continue
-            found[i] = answer
-            if answer.ok and answer.text is not None and llm.cache is not None:
-                llm.cache.set(keys[i], {"text": answer.text, **answer.usage.model_dump()})
-    rest = [i for i, hit in enumerate(found) if hit is None]
-    alone = await asyncio.gather(*(_single(llm, call, variants[i]) for i in rest))
-    for i, answer in zip(rest, alone, strict=True):
-        found[i] = answer
-    return [answer for answer in found if answer is not None]
-
-
-def _at_once(llm: LLM, backend: Backend, model_id: str, name: str) -> bool:
-    if model_id in llm._one_choice or llm._batch_api(backend, name) is not None:
-        return False
-    return type(backend).many_choices(name)
-
-
-async def _single(llm: LLM, call: Call, variant: int) -> Completion:
-    return await llm.complete(
-        call.messages,
-        model=call.model,
-        output=call.output,
-        temperature=call.temperature,
-        max_tokens=call.max_tokens,
-        seed=call.seed,
-        variant=variant,
-        stage=call.stage,
-        params=call.params,
-    )
-
-
-async def _one_request(
-    llm: LLM,
-    backend: Backend,
+def candidates(
+    reply: RawReply | None,
+    usage: Usage,
+    attempts: int,
+    error: str | None,
     model_id: str,
-    name: str,
-    call: Call,
     spec: structured.OutputSpec | None,
-    variant: int,
     n: int,
 ) -> list[Completion | None]:
-    """Up to `n` candidates from one request (sent as the call of `variant` would be, with
-    `n`). A choice whose structured answer does not parse is left out: asked on its own,
-    it gets the gateway's repair turn. A server that refuses `n` is not asked with it again."""
-    request = call.request(name, spec, llm.settings.timeout, variant, n=n)
-    mode = llm._mode(backend, model_id, request)
-    started = time.perf_counter()
-    reply, usage, attempts, error = await llm._call_negotiating(backend, model_id, request, mode)
-    llm._spent(model_id, call.stage, usage, started)
+    """The `n` candidates of one request with `n` (`reply`, or None: the request failed
+    with `error`, and so did each candidate). A choice whose structured answer does not
+    parse is left out (None): asked on its own, it gets the gateway's repair turn."""
     if reply is None:
-        if error and "HTTP 400" in error:  # the server does not take `n`
-            llm._one_choice.add(model_id)
-            return []
         failed = Completion(text=None, model=model_id, usage=usage, attempts=attempts, error=error)
         return [failed] + [replace(failed, usage=Usage()) for _ in range(n - 1)]
     choices = (reply.choices or [reply])[:n]

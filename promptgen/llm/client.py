@@ -19,11 +19,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from promptgen.llm import structured
-from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend, backend_type
+from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
 from promptgen.llm.batch import BatchAPI, current_label
 from promptgen.llm.batcher import Attempt, Batcher
 from promptgen.llm.cache import ResponseCache
-from promptgen.llm.choices import complete_choices
+from promptgen.llm.choices import candidates
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
 from promptgen.llm.negotiate import negotiate
@@ -34,6 +34,7 @@ from promptgen.llm.replies import (
     with_schema,
     without_redacted,
 )
+from promptgen.llm.routing import backend_type
 from promptgen.llm.types import Call, ChatRequest, Completion, Messages
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
@@ -230,7 +231,69 @@ class LLM:
         read back, the rest in one request with `n` where the backend takes it and as
         concurrent calls otherwise (llm/choices.py). One Completion per variant, in order."""
         call = Call(messages, model, output, temperature, max_tokens, seed, stage, params)
-        return await complete_choices(self, call, variants)
+        call, model_id, backend, name, spec = self._prepare(call)
+        keys = [call.key(model_id, self._api_base(backend), spec, v) for v in variants]
+        found = [self._from_cache(k, model_id, spec, call.stage) for k in keys]
+        missing = [i for i, hit in enumerate(found) if hit is None]
+        if len(missing) > 1 and self._at_once(backend, model_id, name):
+            first = variants[missing[0]]
+            answers = await self._one_request(
+                backend, model_id, name, call, spec, first, len(missing)
+            )
+            for i, answer in zip(missing, answers, strict=False):
+                if answer is None:
+                    continue
+                found[i] = answer
+                if answer.ok and answer.text is not None and self.cache is not None:
+                    self.cache.set(keys[i], {"text": answer.text, **answer.usage.model_dump()})
+        rest = [i for i, hit in enumerate(found) if hit is None]
+        alone = await asyncio.gather(*(self._complete_call(call, variants[i]) for i in rest))
+        for i, answer in zip(rest, alone, strict=True):
+            found[i] = answer
+        return [answer for answer in found if answer is not None]
+
+    def _at_once(self, backend: Backend, model_id: str, name: str) -> bool:
+        """Whether the candidates are asked in one request with `n`."""
+        if model_id in self._one_choice or self._batch_api(backend, name) is not None:
+            return False
+        return type(backend).many_choices(name)
+
+    async def _complete_call(self, call: Call, variant: int) -> Completion:
+        return await self.complete(
+            call.messages,
+            model=call.model,
+            output=call.output,
+            temperature=call.temperature,
+            max_tokens=call.max_tokens,
+            seed=call.seed,
+            variant=variant,
+            stage=call.stage,
+            params=call.params,
+        )
+
+    async def _one_request(
+        self,
+        backend: Backend,
+        model_id: str,
+        name: str,
+        call: Call,
+        spec: structured.OutputSpec | None,
+        variant: int,
+        n: int,
+    ) -> list[Completion | None]:
+        """Up to `n` candidates from one request (sent as the call of `variant` would be,
+        with `n`). A server that refuses `n` is not asked with it again."""
+        request = call.request(name, spec, self.settings.timeout, variant, n=n)
+        mode = self._mode(backend, model_id, request)
+        started = time.perf_counter()
+        reply, usage, attempts, error = await self._call_negotiating(
+            backend, model_id, request, mode
+        )
+        self._spent(model_id, call.stage, usage, started)
+        if reply is None and error and "HTTP 400" in error:  # the server does not take `n`
+            self._one_choice.add(model_id)
+            return []
+        return candidates(reply, usage, attempts, error, model_id, spec, n)
 
     def _from_cache(
         self, key: str, model_id: str, spec: structured.OutputSpec | None, stage: str | None
@@ -369,6 +432,11 @@ class LLM:
         self, backend: Backend, model_id: str, request: ChatRequest, mode: str
     ) -> Attempt:
         return await negotiate(self, backend, model_id, request, mode)
+
+    def step_down(self, model_id: str, mode: str) -> None:
+        """A server refused the structured-output mode `model_id` was asked in: it is
+        asked in `mode` from now on."""
+        self._modes[model_id] = mode
 
     async def aclose(self) -> None:
         """Close HTTP clients inside the loop that opened them, then the cache."""

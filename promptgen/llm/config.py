@@ -115,9 +115,7 @@ def load_settings(
     under_test = split_models(cli.get("models"))
     mut_source = "command line"
     if not under_test:
-        under_test, mut_source = split_models(env.get("PROMPTGEN_MODELS")), "PROMPTGEN_MODELS"
-    if not under_test:
-        under_test, mut_source = split_models(file_models.get("under_test")), f"config {path}"
+        under_test, mut_source = _configured_models(env, file_models, path)
     sources["models under test"] = mut_source if under_test else "none"
     concurrency = (
         cli.get("concurrency") or env.get("PROMPTGEN_CONCURRENCY") or file.get("concurrency")
@@ -135,6 +133,27 @@ def load_settings(
         batch=bool(cli.get("batch", False)),
         batch_limits=BatchLimits.from_env(env) if cli.get("batch") else BatchLimits(),
     )
+
+
+def configured_models(
+    env: Mapping[str, str] = os.environ, cwd: Path | None = None
+) -> tuple[list[str], str]:
+    """The models under test the environment or the config file (found from `cwd`) name,
+    and which one: PROMPTGEN_MODELS, else the file's `[models] under_test` (([], "none"):
+    neither). A run's options come first: this is the last layer of the models under test
+    in `promptgen.config.resolve_options`."""
+    path = find_config(cwd, env)
+    return _configured_models(env, read_config(path).get("models", {}), path)
+
+
+def _configured_models(
+    env: Mapping[str, str], file_models: Mapping[str, Any], path: Path | None
+) -> tuple[list[str], str]:
+    under_test = split_models(env.get("PROMPTGEN_MODELS"))
+    if under_test:
+        return under_test, "PROMPTGEN_MODELS"
+    under_test = split_models(file_models.get("under_test"))
+    return (under_test, f"config {path}") if under_test else ([], "none")
 
 
 def _api_base(env: Mapping[str, str], file: dict[str, Any], path: Path | None) -> str | None:

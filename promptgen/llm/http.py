@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from promptgen.llm.remote import parse_retry_after
 from promptgen.llm.types import CallError, ModelConfigError
+from promptgen.llm.wire import parse_retry_after
 
 if TYPE_CHECKING:
     import aiohttp

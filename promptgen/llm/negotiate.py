@@ -5,23 +5,34 @@ down when a server refuses it (HTTP 400), and transient failures retried with ba
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from promptgen.llm.backend import Backend
 from promptgen.llm.batcher import Attempt
-from promptgen.llm.replies import with_schema
+from promptgen.llm.limits import Limits
+from promptgen.llm.replies import RetryPolicy, with_schema
 from promptgen.llm.types import CallError, ChatRequest, RawReply
 from promptgen.results import Usage
-
-if TYPE_CHECKING:
-    from promptgen.llm.client import LLM
 
 # Structured-output modes, strongest first; a server that refuses one gets the next.
 MODES = ("json_schema", "json_object", "prompt")
 
 
+class Gateway(Protocol):
+    """What a call needs from the gateway (`LLM`): the concurrency slots, how many calls
+    a backend may have in flight, the retry policy, and where a model's structured-output
+    mode is kept once a server refused a stronger one."""
+
+    limits: Limits
+    retry: RetryPolicy
+
+    def concurrency_for(self, backend: Backend) -> int: ...
+
+    def step_down(self, model_id: str, mode: str) -> None: ...
+
+
 async def negotiate(
-    llm: LLM, backend: Backend, model_id: str, request: ChatRequest, mode: str
+    llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
 ) -> Attempt:
     """Call; if the server refuses the structured-output mode (HTTP 400), step down."""
     total_attempts = 0
@@ -44,7 +55,7 @@ async def negotiate(
         assert err is not None
         if err.status == 400 and mode in MODES[:-1]:
             mode = MODES[MODES.index(mode) + 1]
-            llm._modes[model_id] = mode
+            llm.step_down(model_id, mode)
             continue
         where = f"HTTP {err.status}, " if err.status else ""
         message = f"{model_id}: {err.message} ({where}{total_attempts} attempt(s))"
@@ -52,7 +63,7 @@ async def negotiate(
 
 
 async def call_with_retries(
-    llm: LLM, backend: Backend, model_id: str, request: ChatRequest, mode: str
+    llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
 ) -> tuple[RawReply | None, int, CallError | None]:
     limit = llm.concurrency_for(backend)
     cancellable = backend.policy.cancellable

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.http import JsonClient
-from promptgen.llm.types import CallError, ChatRequest, RawReply
+from promptgen.llm.types import ChatRequest, RawReply
+from promptgen.llm.wire import chat_reply
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
@@ -93,35 +94,3 @@ def _headers(params: dict[str, Any]) -> dict[str, str]:
     if key:
         headers.setdefault("Authorization", f"Bearer {key}")
     return headers
-
-
-def chat_reply(data: Any) -> RawReply:
-    """The fields promptgen uses, read from the chat-completion JSON."""
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not choices or not isinstance(choices[0], dict):
-        raise CallError("the server's answer has no choices", retryable=True)
-    # Several choices (a request with `n`) in the server's index order.
-    ordered = sorted(
-        (c for c in choices if isinstance(c, dict)), key=lambda c: _index(c.get("index"))
-    )
-    replies = [
-        RawReply(
-            text=(c.get("message") or {}).get("content") or "",
-            finish_reason=c.get("finish_reason"),
-        )
-        for c in ordered
-    ]
-    usage = data.get("usage") or {}
-    return RawReply(
-        text=replies[0].text,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cost=None,
-        model=data.get("model"),
-        finish_reason=replies[0].finish_reason,
-        choices=replies if len(replies) > 1 else [],
-    )
-
-
-def _index(value: Any) -> int:
-    return value if isinstance(value, int) else 0

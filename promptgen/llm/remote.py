@@ -2,75 +2,14 @@
 
 from __future__ import annotations
 
-import email.utils
-import os
-import time
 from typing import TYPE_CHECKING, Any, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
-from promptgen.secrets import scrub
+from promptgen.llm.wire import classify, load_litellm
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
-
-# litellm fetches a price map from the network at import unless told not to.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-_NO_RETRY = {400, 401, 403, 404, 413, 422}
-
-
-def _litellm() -> Any:
-    import litellm
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    litellm.drop_params = True  # a provider without json mode still gets the schema in the prompt
-    return litellm
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
-
-
-def _headers(exc: Exception) -> dict[str, str]:
-    for attr in ("litellm_response_headers", "headers"):
-        headers = getattr(exc, attr, None)
-        if headers:
-            return {str(k).lower(): str(v) for k, v in dict(headers).items()}
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    return {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
-
-
-def classify(exc: Exception) -> CallError:
-    """Map a litellm/openai/httpx exception to a CallError the retry loop understands."""
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    name = type(exc).__name__
-    # Scrubbed before it is cut: a key cut in half would no longer be recognised.
-    full = scrub(str(exc))
-    message = full.splitlines()[0][:300] if full.strip() else name
-    retry_after = parse_retry_after(_headers(exc).get("retry-after"))
-    if "Timeout" in name:
-        return CallError(f"timed out: {message}", status=status, retryable=True)
-    if status == 429:
-        return CallError(
-            message, status=429, retryable=True, retry_after=retry_after, rate_limited=True
-        )
-    if status is not None and status >= 500:
-        return CallError(message, status=status, retryable=True, retry_after=retry_after)
-    if status in _NO_RETRY:
-        return CallError(message, status=status, retryable=False)
-    connection = "Connection" in name or "APIError" in name or status is None
-    return CallError(message, status=status, retryable=connection, retry_after=retry_after)
 
 
 class RemoteBackend:
@@ -110,7 +49,7 @@ class RemoteBackend:
         """One clear line when the provider's key is missing (before any call)."""
         if model.startswith("ollama"):
             return
-        missing = _litellm().validate_environment(model).get("missing_keys") or []
+        missing = load_litellm().validate_environment(model).get("missing_keys") or []
         if missing:
             raise ModelConfigError(
                 f"no credentials for {model}: set {', '.join(missing)} (or put it in .env)",
@@ -119,13 +58,13 @@ class RemoteBackend:
 
     def supports_json_schema(self, model: str) -> bool:
         try:
-            return bool(_litellm().supports_response_schema(model))
+            return bool(load_litellm().supports_response_schema(model))
         except Exception:
             return False
 
     def stores_completions(self, model: str) -> bool:
         try:
-            _, provider, _, _ = _litellm().get_llm_provider(model)
+            _, provider, _, _ = load_litellm().get_llm_provider(model)
         except Exception:
             return False
         return provider in ("openai", "azure")
@@ -134,7 +73,7 @@ class RemoteBackend:
         """OpenAI's Batch API, for OpenAI's models (litellm's other providers have none
         that promptgen drives)."""
         try:
-            _, provider, _, _ = _litellm().get_llm_provider(model)
+            _, provider, _, _ = load_litellm().get_llm_provider(model)
         except Exception:
             return None
         if provider != "openai":
@@ -148,7 +87,7 @@ class RemoteBackend:
         return self._batch
 
     async def chat(self, request: ChatRequest, mode: str) -> RawReply:
-        litellm = _litellm()
+        litellm = load_litellm()
         params = request.openai_params(mode)
         if "metadata" in params:
             # litellm keeps `metadata` for its own logging: the provider gets it in the body.

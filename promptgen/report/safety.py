@@ -11,6 +11,7 @@ from html import escape
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.report.markdown_text import cell, table, text
 from promptgen.report.stats import excerpt
 from promptgen.results import SafetyVerdict, Test
 
@@ -94,9 +95,6 @@ def _prompt_label(verdict: SafetyVerdict) -> str:
 
 def safety_markdown(ctx: Context) -> str:
     """The report's "Safety" section ("" when nothing was judged)."""
-    # Imported here: markdown.py calls this module, and its escaping is the one to use.
-    from promptgen.report.markdown import cell, table, text
-
     found = findings(ctx)
     if not found.any:
         return ""

@@ -51,8 +51,7 @@ from promptgen.prompting.writing import (
 from promptgen.results import Behaviour, Test
 from promptgen.stage import Scope
 from promptgen.stages._plan import Slot
-from promptgen.stages.behaviours import guidance
-from promptgen.stages.tests import (
+from promptgen.stages._suite import (
     behaviour_counts,
     count_empty,
     filled,
@@ -62,6 +61,7 @@ from promptgen.stages.tests import (
     others_of,
     tests_of,
 )
+from promptgen.stages.behaviours import guidance
 
 # A slot is asked at these temperatures, each with a seed of its own (at a low
 # temperature a small model writes one input for every case), ...

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,11 +32,12 @@ from promptgen.prompting import (
 from promptgen.prompting.behaviours import derive
 from promptgen.prompting.cases import case_inputs, cases_model, complete_inputs, labelled_cases
 from promptgen.prompting.input_checks import InputIndex, kind_of, problem
-from promptgen.prompting.writing import echoes, shared_inputs
+from promptgen.prompting.writing import shared_inputs
 from promptgen.results import Behaviour, Rule, Test
 from promptgen.selection import sample_tests
-from promptgen.stage import Projection, Scope, WorkItem, sort_tests, test_key
+from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 from promptgen.stages._plan import Slot, plan
+from promptgen.stages._suite import count_empty, keep, make_test, note_key, tests_of
 from promptgen.stages.behaviours import guidance
 
 requires = ("intent", "input_spec", "rules", "inverse_rules", "behaviours")
@@ -147,23 +147,6 @@ def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
         return items + chunks
     # Every chunk answered: one top-up round per scenario for the slots left empty.
     return items + [WorkItem(t.key, t) for t in plan_topups(ctx, cfg) if t.key not in done]
-
-
-def filled(ctx: Context, slot: Slot, scenario: str | None) -> bool:
-    """Whether a generated test of the slot's rule (and behaviour) is in `scenario`."""
-    return bool(tests_of(ctx, slot, scenario))
-
-
-def tests_of(ctx: Context, slot: Slot, scenario: str | None) -> list[Test]:
-    behaviour = slot.behaviour.id if slot.behaviour else None
-    return [
-        t
-        for t in ctx.tests
-        if t.origin == "generated"
-        and t.rule_id == slot.rule.id
-        and t.scenario == scenario
-        and (behaviour in t.behaviours if behaviour else not t.behaviours)
-    ]
 
 
 def empty_slots(ctx: Context, cfg: RunConfig, scenario: Scenario | None) -> list[Slot]:
@@ -284,23 +267,6 @@ async def _top_up(scope: Scope, plan_: TopUp) -> None:
     count_empty(scope)
 
 
-def note_key(slot: Slot, scenario: Scenario | None) -> str:
-    """Where the tests stage records why a slot has no test: the behaviour's id, or the
-    rule's (with the scenario where there are scenarios)."""
-    key = slot.behaviour.id if slot.behaviour else slot.rule.id
-    return f"{key}|{scenario.name}" if scenario else key
-
-
-def count_empty(scope: Scope) -> None:
-    """The stage's `slots_empty`: how many slots carry a note saying why they have no
-    test (absent when none does)."""
-    record = scope.ctx.stage("tests")
-    if record.notes:
-        record.counts["slots_empty"] = len(record.notes)
-    else:
-        record.counts.pop("slots_empty", None)
-
-
 def _cases_text(chunk: Chunk) -> str:
     lines = []
     for label, rule in chunk.labels().items():
@@ -361,50 +327,6 @@ async def _generate(scope: Scope, chunk: Chunk, generation: int = 0) -> list[Tes
     return _to_tests(scope, chunk, names, cases, generation)
 
 
-def keep(scope: Scope, new: list[Test]) -> None:
-    """Add the tests whose input is new: neither the same as nor a near-duplicate of a
-    test of its scenario (or an author's sample), the values an author's sample gives
-    every test alike set aside (`shared_inputs`: one article, many questions).
-
-    Chunks run side by side: when two of their tests have one input (or nearly), the one
-    that sorts first (`test_key`) is kept whichever call returned first, so the test set
-    does not depend on completion order."""
-    ctx = scope.ctx
-    rank = test_key(ctx)
-    shared = shared_inputs(ctx.prompt)
-    indexes: dict[str | None, tuple[InputIndex, list[int]]] = {}
-
-    def index_of(scenario: str | None) -> tuple[InputIndex, list[int]]:
-        if scenario not in indexes:
-            index, where = InputIndex(shared=shared), []
-            for i, t in enumerate(ctx.tests):
-                if t.scenario == scenario or t.origin == "sample":
-                    index.add(t.inputs)
-                    where.append(i)
-            indexes[scenario] = (index, where)
-        return indexes[scenario]
-
-    for test in new:
-        index, where = index_of(test.scenario)
-        found = index.find(test.inputs)
-        if found is not None:
-            scope.count("duplicates_dropped")
-            other = where[found]
-            if ctx.tests[other].origin != "sample" and rank(test) < rank(ctx.tests[other]):
-                ctx.tests[other] = test  # it takes the place of the one it sorts before
-                index.add(test.inputs)
-                where.append(other)
-            continue
-        index.add(test.inputs)
-        where.append(len(ctx.tests))
-        ctx.tests.append(test)
-
-
-def others_of(ctx: Context, scenario: str | None) -> list[dict[str, Any]]:
-    """Inputs a new test of `scenario` must not repeat: its tests' and the samples'."""
-    return [t.inputs for t in ctx.tests if t.scenario == scenario or t.origin == "sample"]
-
-
 def samples_of(ctx: Context) -> list[dict[str, Any]]:
     return [t.inputs for t in ctx.tests if t.origin == "sample"]
 
@@ -446,38 +368,3 @@ def _to_tests(
             )
         )
     return tests
-
-
-def make_test(
-    rule: Rule,
-    behaviour: Behaviour | None,
-    scenario: str | None,
-    inputs: dict[str, Any],
-    written_expected: str | None,
-    reasoning: str | None,
-    generation: int,
-) -> Test:
-    """A generated test. Its expected output is the one the prompt dictates for the
-    behaviour, else the writer's when it neither echoes the input nor talks about the
-    output (never on an inverse test, whose case tempts a mistake)."""
-    expected = behaviour.expected_output if behaviour else None
-    if expected is None and written_expected and not echoes(written_expected, inputs):
-        expected = written_expected
-    return Test(
-        id=Test.make_id("generated", rule.id, scenario, inputs),
-        rule_id=rule.id,
-        inverse=rule.inverse,  # from the rule itself, never from a position
-        scenario=scenario,
-        inputs=inputs,
-        expected_output=expected,
-        expected_class=behaviour.expected_class if behaviour else None,
-        behaviours=[behaviour.id] if behaviour else [],
-        reasoning=reasoning,
-        generation=generation,
-        origin="generated",
-    )
-
-
-def behaviour_counts(ctx: Context) -> Counter[str]:
-    """Behaviour id -> tests exercising it."""
-    return Counter(b for t in ctx.tests for b in t.behaviours)

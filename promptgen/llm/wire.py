@@ -1,0 +1,104 @@
+"""What the backends, the HTTP transport and the Batch API share, and import from here
+(this module imports none of them): a provider's chat-completion JSON read into a
+RawReply (`chat_reply`), its failures as CallErrors the retry loop understands
+(`classify`, `parse_retry_after`), and litellm, loaded when first needed."""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from typing import Any
+
+from promptgen.llm.types import CallError, RawReply
+from promptgen.secrets import scrub
+
+# litellm fetches a price map from the network at import unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_NO_RETRY = {400, 401, 403, 404, 413, 422}
+
+
+def load_litellm() -> Any:
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True  # a provider without json mode still gets the schema in the prompt
+    return litellm
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _headers(exc: Exception) -> dict[str, str]:
+    for attr in ("litellm_response_headers", "headers"):
+        headers = getattr(exc, attr, None)
+        if headers:
+            return {str(k).lower(): str(v) for k, v in dict(headers).items()}
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
+
+
+def classify(exc: Exception) -> CallError:
+    """Map a litellm/openai/httpx exception to a CallError the retry loop understands."""
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(exc).__name__
+    # Scrubbed before it is cut: a key cut in half would no longer be recognised.
+    full = scrub(str(exc))
+    message = full.splitlines()[0][:300] if full.strip() else name
+    retry_after = parse_retry_after(_headers(exc).get("retry-after"))
+    if "Timeout" in name:
+        return CallError(f"timed out: {message}", status=status, retryable=True)
+    if status == 429:
+        return CallError(
+            message, status=429, retryable=True, retry_after=retry_after, rate_limited=True
+        )
+    if status is not None and status >= 500:
+        return CallError(message, status=status, retryable=True, retry_after=retry_after)
+    if status in _NO_RETRY:
+        return CallError(message, status=status, retryable=False)
+    connection = "Connection" in name or "APIError" in name or status is None
+    return CallError(message, status=status, retryable=connection, retry_after=retry_after)
+
+
+def chat_reply(data: Any) -> RawReply:
+    """The fields promptgen uses, read from the chat-completion JSON."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices[0], dict):
+        raise CallError("the server's answer has no choices", retryable=True)
+    # Several choices (a request with `n`) in the server's index order.
+    ordered = sorted(
+        (c for c in choices if isinstance(c, dict)), key=lambda c: _index(c.get("index"))
+    )
+    replies = [
+        RawReply(
+            text=(c.get("message") or {}).get("content") or "",
+            finish_reason=c.get("finish_reason"),
+        )
+        for c in ordered
+    ]
+    usage = data.get("usage") or {}
+    return RawReply(
+        text=replies[0].text,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cost=None,
+        model=data.get("model"),
+        finish_reason=replies[0].finish_reason,
+        choices=replies if len(replies) > 1 else [],
+    )
+
+
+def _index(value: Any) -> int:
+    return value if isinstance(value, int) else 0
