@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +80,35 @@ def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
         return path
 
     return _write
+
+
+def _loopback_only(connect: Callable[..., Any]) -> Callable[..., Any]:
+    """`socket.connect` for the test process: an internet address other than loopback
+    is refused, so a test that would reach the network fails here and says where."""
+
+    def guarded(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            host = str(address[0])
+            try:
+                loopback = ipaddress.ip_address(host.split("%")[0]).is_loopback
+            except ValueError:
+                loopback = host == "localhost"
+            if not loopback:
+                raise ConnectionRefusedError(f"tests reach no network but 127.0.0.1: {host}")
+        return connect(sock, address)
+
+    return guarded
+
+
+socket.socket.connect = _loopback_only(socket.socket.connect)  # type: ignore[method-assign]
+socket.socket.connect_ex = _loopback_only(socket.socket.connect_ex)  # type: ignore[method-assign]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The embedded-model tests first: they are the longest file, and under
+    `pytest -n auto --dist loadfile` the worker that takes them first leaves the rest
+    to the others instead of finishing alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("local") is None)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
