@@ -212,6 +212,7 @@ def _check_limit(test: _Test, low: Any, high: Any, *, share: bool = False) -> No
 
 def _property(test: _Test) -> dict[str, Any]:
     spec = test.spec
+    path: tuple[str, ...]
     if "property" in spec:  # the docs' shape
         if {"unit", "limit", "equals"} & set(spec):
             raise test.error(

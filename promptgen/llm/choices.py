@@ -97,7 +97,7 @@ async def _one_request(
             llm._one_choice.add(model_id)
             return []
         failed = Completion(text=None, model=model_id, usage=usage, attempts=attempts, error=error)
-        return [failed] + [replace(failed, usage=Usage()) for _ in range(n - 1)]
+        return [failed, *[replace(failed, usage=Usage()) for _ in range(n - 1)]]
     choices = (reply.choices or [reply])[:n]
     shares = split_usage(usage, len(choices))
     answers = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import email.utils
 import os
 import time
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
@@ -76,7 +76,7 @@ def classify(exc: Exception) -> CallError:
 class RemoteBackend:
     """Any litellm model string (openai/..., azure/..., ollama/..., github/..., ...)."""
 
-    policy = BackendPolicy(
+    policy: ClassVar[BackendPolicy] = BackendPolicy(
         concurrency=None,
         cancellable=True,
         structured_mode="negotiate",

@@ -6,13 +6,15 @@ call or judgement is recorded on the cell and asked again on a re-run."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from promptgen.config import RunConfig
 from promptgen.context import Context, summary
 from promptgen.evaluation.scoring import needed, verdict
 from promptgen.llm import bounded_gather
 from promptgen.mutation.build import mutated
 from promptgen.prompting.invoke import call_settings
-from promptgen.results import MetricResult, Mutant, MutantRun, Test, TestRun
+from promptgen.results import MetricResult, MetricSummary, Mutant, MutantRun, Test, TestRun
 from promptgen.selection import eval_tests
 from promptgen.stage import Scope, WorkItem
 from promptgen.stages.runs import run_test
@@ -71,7 +73,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     if record.ok:
         items = needed(record, test, cfg.output_metrics, cfg.judges)
         results = await bounded_gather(
-            [lambda i=i: verdict(ctx, scope.llm, i, stage=STAGE) for i in items]
+            [partial(verdict, ctx, scope.llm, i, stage=STAGE) for i in items]
         )
         cell.metrics = _summaries(results, cfg)
         failed = [r.error for r in results if r.error is not None]
@@ -85,7 +87,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     scope.checkpoint()
 
 
-def _summaries(results: list[MetricResult], cfg: RunConfig) -> dict[str, object]:
+def _summaries(results: list[MetricResult], cfg: RunConfig) -> dict[str, MetricSummary]:
     scorers = {m.name: m.info.scorer for m in cfg.output_metrics}
     names = dict.fromkeys(r.metric for r in results)
     return {

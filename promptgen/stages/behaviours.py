@@ -27,7 +27,7 @@ ASKED = 5
 
 
 class Found(BaseModel):
-    case: Sentence  # type: ignore[valid-type]
+    case: Sentence
     expected_class: Text(60) | None = None  # type: ignore[valid-type]
 
 

@@ -52,9 +52,7 @@ class RuleCheckProposal(BaseModel):
     and its argument, which the check parser reads as `--check NAME=ARGUMENT`."""
 
     reason: _REASON  # type: ignore[valid-type]
-    check: CheckName = Field(  # type: ignore[valid-type]
-        description='A check of the catalogue, or "none".'
-    )
+    check: CheckName = Field(description='A check of the catalogue, or "none".')
     argument: _ARGUMENT  # type: ignore[valid-type]
 
 

@@ -28,7 +28,7 @@ from statistics import mean
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.evaluation import make_case
+from promptgen.evaluation import Metric, Verdict, make_case
 from promptgen.llm import backend_type
 from promptgen.llm.backend import DEFAULT_CONCURRENCY
 from promptgen.llm.choices import answer_requests
@@ -216,7 +216,7 @@ async def _score(scope: Scope, test: Test, record: GroundtruthAttempt, output: s
     cfg = scope.cfg
     pairs = [(who, m) for who in cfg.groundtruth_judges for m in cfg.groundtruth_metrics]
 
-    async def one(who: str, metric):  # type: ignore[no-untyped-def]
+    async def one(who: str, metric: Metric) -> Verdict:
         case = make_case(scope.ctx, test, output, judge=who, llm=scope.llm, stage="groundtruth")
         return await metric.evaluate(case)
 

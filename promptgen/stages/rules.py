@@ -82,7 +82,7 @@ async def _from_prompt(scope: Scope) -> list[tuple[str, str | None]] | None:
 
 
 class RuleFromInstruction(BaseModel):
-    rule: Sentence  # type: ignore[valid-type]
+    rule: Sentence
 
 
 async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[tuple[str, str | None]] | None:

@@ -209,8 +209,8 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
         # Before the rules: each behaviour fills a rule's slot, those beyond a rule each add
         # one (the behaviours read from the prompt; a model's are not known yet).
         n = projection.rules
-        behaviours = len(ctx.behaviours or _expected_behaviours(ctx, cfg))
-        slots = 2 * n * gen.tests_per_rule * gen.test_generations + max(0, behaviours - 2 * n)
+        known = len(ctx.behaviours or _expected_behaviours(ctx, cfg))
+        slots = 2 * n * gen.tests_per_rule * gen.test_generations + max(0, known - 2 * n)
         if cfg.stepwise:
             calls = slots  # one call per slot, written for the first scenario
         else:
@@ -413,7 +413,7 @@ def _to_tests(
     scope: Scope,
     chunk: Chunk,
     names: list[str],
-    cases: list[tuple[str, Any]],
+    cases: list[tuple[str, int, Any]],
     generation: int,
 ) -> list[Test]:
     ctx = scope.ctx
