@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from promptgen.llm import structured
 from promptgen.llm.backend import Backend
@@ -96,7 +96,9 @@ async def _one_request(
         if error and "HTTP 400" in error:  # the server does not take `n`
             llm._one_choice.add(model_id)
             return []
-        failed = Completion(text=None, model=model_id, usage=usage, attempts=attempts, error=error)
+        failed: Completion[Any] = Completion(
+            text=None, model=model_id, usage=usage, attempts=attempts, error=error
+        )
         return [failed, *[replace(failed, usage=Usage()) for _ in range(n - 1)]]
     choices = (reply.choices or [reply])[:n]
     shares = split_usage(usage, len(choices))

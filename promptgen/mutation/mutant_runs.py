@@ -7,6 +7,7 @@ call or judgement is recorded on the cell and asked again on a re-run."""
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple
 
 from promptgen.config import RunConfig
 from promptgen.context import Context, summary
@@ -24,14 +25,23 @@ phase = "evaluation"
 STAGE = "mutant_runs"
 
 
-def cells(ctx: Context, cfg: RunConfig) -> list[tuple[Mutant, Test, str, int]]:
+class MutantCell(NamedTuple):
+    """One unit of the stage: a mutant's run `run_index` of `test` on `model`."""
+
+    mutant: Mutant
+    test: Test
+    model: str
+    run_index: int
+
+
+def cells(ctx: Context, cfg: RunConfig) -> list[MutantCell]:
     """Every cell of the non-equivalent mutants: the original's cells, per mutant."""
     state = ctx.mutation
     if state is None or not state.proposed:
         return []
     tests = eval_tests(ctx, cfg)
     return [
-        (mutant, test, model, index)
+        MutantCell(mutant, test, model, index)
         for mutant in state.mutants
         if not mutant.equivalent
         for model in state.models
@@ -46,19 +56,20 @@ def judge_calls(test: Test, model: str, cfg: RunConfig) -> int:
     return sum(n.calls for n in needed(probe, test, cfg.output_metrics, cfg.judges))
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[MutantCell]]:
     state = ctx.mutation
     done = {r.key for r in state.runs if r.ok} if state else set()
     work = []
-    for mutant, test, model, index in cells(ctx, cfg):
+    for cell in cells(ctx, cfg):
+        mutant, test, model, index = cell
         key = f"{mutant.id}|{test.id}|{model}|{index}"
         if key not in done:
             calls = 1 + judge_calls(test, model, cfg)
-            work.append(WorkItem(key, (mutant, test, model, index), calls))
+            work.append(WorkItem(key, cell, calls))
     return work
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[MutantCell], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     state = ctx.mutation
     assert state is not None

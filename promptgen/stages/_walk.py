@@ -359,7 +359,8 @@ async def _sorted_as(
     )
     if not result.ok:
         return None
-    return str(result.parsed.label)
+    parsed: Any = result.parsed  # a model built at run time: mypy knows none of its fields
+    return str(parsed.label)
 
 
 def _label_model(labels: tuple[str, ...]) -> type[BaseModel]:

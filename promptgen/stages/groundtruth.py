@@ -104,7 +104,7 @@ def _calls(ctx: Context, cfg: RunConfig, test: Test, scored: set[int]) -> int:
     return answers + len(missing) * judged
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Test]]:
     tests = [t for t in eval_tests(ctx, cfg) if t.groundtruth_status is None]
     scored = _scored(ctx)
     return [WorkItem(t.id, t, _calls(ctx, cfg, t, scored.get(t.id, set()))) for t in tests]
@@ -117,7 +117,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return projection.eval_tests_of(ctx, cfg) * _calls(ctx, cfg, probe, set())
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Test], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     test: Test = item.data
     given = author_reference(ctx.prompt, test)

@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
@@ -39,6 +39,9 @@ from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests, test_key
 from promptgen.stages._plan import Slot, plan
 from promptgen.stages.behaviours import guidance
+
+if TYPE_CHECKING:
+    from promptgen.stages._walk import Walk
 
 requires = ("intent", "input_spec", "rules", "inverse_rules", "behaviours")
 # With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
@@ -131,9 +134,9 @@ def rounds(cfg: RunConfig) -> int:
     return 1
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Work]]:
     done = set(ctx.stage("tests").done)
-    items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
+    items: list[WorkItem[Work]] = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
     if cfg.stepwise:
         from promptgen.stages._walk import Walk
 
@@ -192,6 +195,10 @@ class TopUp:
         return f"{TOPUP}|{self.scenario.name if self.scenario else '-'}"
 
 
+# A unit's data: none (the samples), the stepwise walk, a chunk, or a top-up round.
+Work: TypeAlias = "Walk | Chunk | TopUp | None"
+
+
 def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
     return [TopUp(s, e) for s in scenarios if (e := empty_slots(ctx, cfg, s))]
@@ -230,17 +237,19 @@ def _expected_behaviours(ctx: Context, cfg: RunConfig) -> list[Behaviour]:
     return derive(ctx.prompt, guidance(ctx, cfg)) if cfg.gen.behaviours else []
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Work], scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
     elif item.key == STEP:
-        from promptgen.stages._walk import walk
+        from promptgen.stages._walk import Walk, walk
 
+        assert isinstance(item.data, Walk)
         await walk(scope, item.data)
     elif isinstance(item.data, TopUp):
         await _top_up(scope, item.data)
     else:
-        chunk: Chunk = item.data
+        assert isinstance(item.data, Chunk)
+        chunk = item.data
         made = await _generate(scope, chunk)
         if made is None:
             return  # this chunk stays undone (nothing kept); a re-run asks again
