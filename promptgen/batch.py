@@ -152,6 +152,7 @@ async def _run_one(
         run.out = prepared.out
         for line in (*prepared.ctx.prompt.warnings, *prepared.notes):
             say(f"{item.slug}: {line}")
+        assert prepared.cfg.settings is not None  # api.prepare always resolves them
         own = not _same_gateway(prepared.cfg.settings, shared.settings)
         if own:  # e.g. a resumed run keeps the server it was started with
             say(f"{item.slug}: its saved settings need a gateway of its own")

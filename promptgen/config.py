@@ -174,7 +174,8 @@ def option_problem(err: ValidationError) -> OptionProblem:
     """The first error of a failed Options validation, in words for one line."""
     first = err.errors()[0]
     loc = tuple(first["loc"])
-    field = next((BY_PATH[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in BY_PATH), None)
+    path = tuple(map(str, loc))  # a list index never names an option
+    field = next((BY_PATH[path[:n]] for n in range(len(loc), 0, -1) if path[:n] in BY_PATH), None)
     ctx = first.get("ctx", {})
     reasons = {
         "greater_than_equal": lambda: f"must be at least {ctx.get('ge'):g}",

@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ async def run_lve(
             reporter.update(llm.usage.totals.by_stage)
         return result
 
-    return await bounded_gather([lambda c=c: one(*c) for c in cells])
+    return await bounded_gather([partial(one, *c) for c in cells])
 
 
 def _calls(test: LveTest) -> int:

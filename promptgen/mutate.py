@@ -144,12 +144,12 @@ async def mutate_async(
             for stage in STAGES:
                 record = ctx.stage(stage.name)
                 items = stage.todo(ctx, cfg)
-                left = await run_units(stage, stage.name, ctx, cfg, gateway, items, saver.tick)
-                finish_record(record, left)
+                rest = await run_units(stage, stage.name, ctx, cfg, gateway, items, saver.tick)
+                finish_record(record, rest)
                 saver.save()
                 reporter.update(gateway.usage.totals.by_stage)
                 reporter.stage_finished(record)
-                if left:
+                if rest:
                     break
         finally:
             scorers = {m.name for m in cfg.output_metrics if m.info.scorer}

@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 
 from promptgen.collector import run_pace
 from promptgen.config import RunConfig
@@ -108,7 +109,7 @@ class Runner:
         cfg: RunConfig,
         llm: LLM,
         reporter: Reporter,
-        save: Callable[[Context], None] = lambda ctx: None,
+        save: Callable[[Context], object] = lambda ctx: None,
     ) -> None:
         self.ctx, self.cfg, self.llm, self.reporter = ctx, cfg, llm, reporter
         self._save = save
@@ -229,7 +230,7 @@ async def run_units(
         if not fresh:
             break
         tried.update(i.key for i in fresh)
-        await bounded_gather([lambda i=i: unit(i) for i in fresh])
+        await bounded_gather([partial(unit, i) for i in fresh])
         items = stage.todo(ctx, cfg)
     return items
 

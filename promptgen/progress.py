@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal never needs it
+    from rich.progress import TaskID
+
     from promptgen.results import StageRecord, Usage
 
 
@@ -117,7 +119,7 @@ class RichReporter:
             console=Console(stderr=True),
             transient=False,
         )
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
 
     def start(self, planned: dict[str, int]) -> None:
         for name, total in planned.items():

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, Unpack, cast, overload
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
@@ -33,18 +33,24 @@ from promptgen.secrets import scrub
 from promptgen.selection import eval_tests
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from promptgen.llm import LLM
+    from promptgen.llm.types import CompleteOptions, Completion, M, Messages
 
 Phase = Literal["generation", "evaluation"]
+D = TypeVar("D", covariant=True)  # a frozen item only gives its data out
+_NO_DATA: Any = None  # `WorkItem.data` when none is given, whatever the item's type
 
 
 @dataclass(frozen=True)
-class WorkItem:
-    """One unit of a stage's work: a key that is stable across runs, what it works on,
+class WorkItem(Generic[D]):
+    """One unit of a stage's work: a key that is stable across runs, what it works on
+    (`data`, of the stage's own type; None where the key says it all: `WorkItem[None]`),
     and how many model calls it costs (0 for work without a call)."""
 
     key: str
-    data: Any = None
+    data: D = _NO_DATA
     calls: int = 1
 
 
@@ -189,10 +195,36 @@ class Scope:
         if key not in record.done:
             record.done.append(key)
 
-    async def complete(self, messages: Any, **kwargs: Any) -> Any:
+    # `LLM.complete`'s own signature: the answer's type follows `output`.
+    @overload
+    async def complete(
+        self, messages: Messages, *, output: type[M], **options: Unpack[CompleteOptions]
+    ) -> Completion[M]: ...
+
+    @overload
+    async def complete(
+        self, messages: Messages, *, output: None = None, **options: Unpack[CompleteOptions]
+    ) -> Completion[None]: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        output: type[BaseModel] | dict[str, Any] | None,
+        **options: Unpack[CompleteOptions],
+    ) -> Completion[Any]: ...
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        output: type[BaseModel] | dict[str, Any] | None = None,
+        **options: Unpack[CompleteOptions],
+    ) -> Completion[Any]:
         """A gateway call booked under this stage."""
-        kwargs.setdefault("stage", self.stage)
-        return await self.llm.complete(messages, **kwargs)
+        options.setdefault("stage", self.stage)
+        return await self.llm.complete(messages, output=output, **options)
 
 
 _ORIGINS = ("sample", "generated", "expanded", "baseline")

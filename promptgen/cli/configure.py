@@ -153,18 +153,18 @@ def _ask(answers: Answers, folder: Path, env: dict[str, str], console: Console) 
 
 def _ask_key(provider: Provider, env: dict[str, str], console: Console) -> str | None:
     var = str(provider.key_var)
-    if env.get(var) and Confirm.ask(
+    if bool(env.get(var)) and Confirm.ask(
         f"Keep {var} from .env ({mask(env[var])})?", default=True, console=console
     ):
         return None
     optional = "" if provider.key_required else " (empty: none)"
-    key = Prompt.ask(
+    ask = Prompt(
         f"{var}{optional}",
         password=sys.stdin.isatty(),  # typed keys are not echoed; piped ones have no echo
-        default="" if not provider.key_required else ...,  # type: ignore[arg-type]
         show_default=False,
         console=console,
     )
+    key = ask() if provider.key_required else ask(default="")
     return key.strip() or None
 
 

@@ -54,7 +54,7 @@ def models(
 ) -> None:
     """Show what each model alias resolves to (and why), and the local model's state."""
     settings = load_settings({"api_base": _api_base(api_base), "config": config})
-    local = {
+    local: dict[str, dict[str, Any]] = {
         f"local/{name}": {
             "status": status(spec),
             "size": spec.size,

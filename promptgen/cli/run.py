@@ -112,7 +112,7 @@ def flag_parameter(field: OptionField) -> inspect.Parameter:
         rich_help_panel=field.opt.panel,
         metavar="PATH" if _is_path(field) else metavar.get(field.opt.parse or ""),
     )
-    annotation = Annotated[kind if _switch(field) else Optional[kind], info]  # noqa: UP045
+    annotation: Any = Annotated[kind if _switch(field) else Optional[kind], info]  # noqa: UP045
     default = False if _switch(field) else None
     return inspect.Parameter(
         field.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation

@@ -61,7 +61,7 @@ class Answers:
 
     provider: str | None = None
     model: str | None = None  # every role's model unless one is named below
-    roles: dict[str, str] = field(default_factory=dict)  # rules / eval / groundtruth
+    roles: dict[str, str | None] = field(default_factory=dict)  # rules / eval / groundtruth
     under_test: str | None = None  # "a;b"
     api_key: str | None = None
     api_base: str | None = None  # the server, the Azure endpoint or Ollama's address

@@ -30,6 +30,9 @@ class RuleCheck(BaseModel):
     broken: bool = Field(description="True when the answer breaks this rule.")
 
 
+_OkErr = Literal["ok", "err"]  # the judge's verdict
+
+
 @functools.lru_cache(maxsize=64)
 def compliance_verdict(rules: int) -> type[BaseModel]:
     """The compliance answer for `rules` numbered rules: one check under each rule's
@@ -42,7 +45,7 @@ def compliance_verdict(rules: int) -> type[BaseModel]:
         "ComplianceVerdict",
         checks=(checks, ...),
         reason=(reason, ...),
-        verdict=(Literal["ok", "err"], ...),
+        verdict=(_OkErr, ...),
     )
 
 

@@ -58,7 +58,9 @@ def _monotonicity(a: Args) -> Decide:
         for name, text in seen.variables.items():
             ident, value = _group1(answer_re, name), _group1(value_re, text)
             try:
-                answers[str(ident)] = float(value if ident is not None else "")
+                answers[str(ident)] = float(
+                    value if ident is not None and value is not None else ""
+                )
             except (TypeError, ValueError):  # LVE: "Malformed Response", unsafe
                 return CheckOutcome(False, f"malformed response: no value in {shown(name)}")
         by_param = _param_values(a.name, param_re, params)

@@ -21,6 +21,7 @@ from promptgen.evaluation.protocol import Case, MetricBase, Verdict
 from promptgen.llm import Completion
 from promptgen.prompting import stage_messages
 from promptgen.prompting.bounded import Items, Text
+from promptgen.results import Outcome
 
 MAX_CLAIMS = 40
 
@@ -81,7 +82,7 @@ class PaQuestionJudge(MetricBase):
         if not result.ok:
             return Verdict(error=result.error)
         parsed: Any = result.parsed
-        outcome = "ok" if parsed.answer == "yes" else "err"
+        outcome: Outcome = "ok" if parsed.answer == "yes" else "err"
         return Verdict.of(outcome, f"{parsed.answer}: {parsed.explanation}")
 
 
@@ -110,7 +111,7 @@ class PaScoreJudge(MetricBase):
         scaled = 100.0 * (value - low) / (high - low)
         reason = f"scored {_number(value)} of {_number(low)}-{_number(high)}, passes at "
         reason += f"{_number(threshold)}; {parsed.explanation}"
-        outcome = "ok" if value >= threshold else "err"
+        outcome: Outcome = "ok" if value >= threshold else "err"
         return Verdict(score=round(scaled, 2), outcome=outcome, reason=reason[:600])
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -58,9 +58,10 @@ def build(name: str, args: Any) -> Any:
             return Contains(**_kwargs(args, "value"), ignore_case=ignore)
         if base in ("contains-any", "contains-all"):
             values = args if isinstance(args, list) else _kwargs(args, "values").get("values")
-            return ContainsSome(list(values or []), mode=base.split("-")[1], ignore_case=ignore)
+            mode: Literal["any", "all"] = "any" if base == "contains-any" else "all"
+            return ContainsSome(list(values or []), mode=mode, ignore_case=ignore)
         if base in ("starts-with", "ends-with"):
-            where = "start" if base == "starts-with" else "end"
+            where: Literal["start", "end"] = "start" if base == "starts-with" else "end"
             return Affix(**_kwargs(args, "value"), where=where, ignore_case=ignore)
         if base == "regex":
             return Regex(**_kwargs(args, "pattern"))

@@ -29,7 +29,11 @@ from promptgen.results import MetricInfo
 
 LOAD_ORDER = 4  # after the checks
 PREFIX = "pa:"
-JUDGED = {"question": PaQuestionJudge, "score": PaScoreJudge, "metric": FaithfulnessJudge}
+JUDGED: dict[str, type[PaQuestionJudge | PaScoreJudge | FaithfulnessJudge]] = {
+    "question": PaQuestionJudge,
+    "score": PaScoreJudge,
+    "metric": FaithfulnessJudge,
+}
 CHECKED = ("property", "format", "language", "keyword")
 
 
@@ -73,7 +77,7 @@ def make_metric(test_id: str, spec: dict[str, Any], source: str | None = None) -
         source=source,
     )
     if kind in JUDGED:
-        return JUDGED[kind](info, spec=spec)  # type: ignore[no-any-return]
+        return JUDGED[kind](info, spec=spec)
     return PaCheck(info, spec=spec, judged=False)
 
 

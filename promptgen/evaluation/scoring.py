@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from promptgen.context import Context
@@ -84,4 +85,4 @@ async def score(ctx: Context, llm: LLM, items: list[Needed]) -> list[MetricResul
         ctx.record_verdicts([result], item.run)
         return result
 
-    return await bounded_gather([lambda i=i: one(i) for i in items])
+    return await bounded_gather([partial(one, i) for i in items])

@@ -39,7 +39,7 @@ class Target:
     @property
     def writer(self) -> Writer:
         module = importlib.import_module(f"promptgen.export.{self.module}")
-        return getattr(module, self.function)  # type: ignore[no-any-return]
+        return getattr(module, self.function)
 
 
 TARGETS: dict[str, Target] = {

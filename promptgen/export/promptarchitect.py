@@ -172,8 +172,8 @@ def export_tests(ctx: Context, result: ExportResult) -> dict[str, dict[str, Any]
     checks that map (counts, contains, is-json, language)."""
     own = pa_tests(ctx.prompt)
     if own:
-        for test_id, spec in own.items():
-            if spec["type"] == "format" and spec["format"] == "text":
+        for test_id, test in own.items():
+            if test["type"] == "format" and test["format"] == "text":
                 result.notes.append(
                     f"test {test_id}: format text is in Promptarchitect's docs, not its code"
                 )

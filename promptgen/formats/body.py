@@ -133,7 +133,8 @@ def parse_messages(body: str, file: str, body_line: int = 1) -> list[Message]:
     Leading and trailing newlines of each message are trimmed; other whitespace stays.
     """
     messages: list[Message] = []
-    role, attrs, start = "system", {}, body_line
+    attrs: dict[str, Any] = {}
+    role, start = "system", body_line
     chunk: list[str] = []
     seen_marker = False
 

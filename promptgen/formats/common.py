@@ -146,6 +146,7 @@ def parameter_problem(name: str, value: Any) -> str | None:
 
     Numbers may be written as text (`${env:TEMPERATURE}` gives text); a date, a list or
     true/false is refused, as is a whole number past Python's int-to-text limit."""
+    kinds: tuple[type, ...]
     if name in _NUMBER_PARAMS:
         expected, kinds = "a number", (int, float)
     elif name in _WHOLE_PARAMS:
@@ -182,7 +183,7 @@ def check_parameters(
         if key == "additionalProperties":
             check_parameters(value, (*where, key), file=file, lines=lines, what=what)
             continue
-        problem = parameter_problem(_V2_OPTIONS.get(key, key), value)
+        problem = parameter_problem(_V2_OPTIONS.get(key) or key, value)
         if problem:
             path = (*where, key)
             raise type_error(

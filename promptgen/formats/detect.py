@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal, TypeGuard
 
 from promptgen.errors import BadInputError, PromptFormatError
 from promptgen.jsonio import read_json
@@ -180,9 +181,14 @@ def detect(path: Path, text: str) -> str:
     return "markdown" if name.endswith(".md") else "text"
 
 
+def _prompty_read(fmt: str) -> TypeGuard[Literal["prompty", "markdown", "text"]]:
+    """Whether prompty.load reads format `fmt`."""
+    return fmt in ("prompty", "markdown", "text")
+
+
 def loader(fmt: str) -> Callable[[Path, str], PromptUnderTest]:
     """The loader of format `fmt`."""
-    if fmt in ("prompty", "markdown", "text"):
+    if _prompty_read(fmt):
         from promptgen.formats import prompty
 
         return lambda path, text: prompty.load(path, text, fmt)

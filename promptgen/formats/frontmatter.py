@@ -110,7 +110,7 @@ class _FrontmatterBase(_Open):
 
 # Run options a prompt may carry (a command-line flag overrides them; docs/options.md),
 # derived from their one declaration in promptgen/options.py.
-Frontmatter = create_model(  # type: ignore[call-overload]
+Frontmatter = create_model(
     "Frontmatter",
     __base__=_FrontmatterBase,
     __doc__=_FrontmatterBase.__doc__,

@@ -83,7 +83,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
             "not a GitHub Models prompt: no 'messages' list", file=file, line=1, hint=hint
         )
     lines, starts = parsed.keys, parsed.content
-    where = {"file": file, "lines": lines}
+    where: dict[str, Any] = {"file": file, "lines": lines}
     check_count(raw.get("messages"), MAX_MESSAGES, ("messages",), what="messages", **where)
     check_count(raw.get("testData"), MAX_TEST_SAMPLES, ("testData",), what="rows", **where)
     doc: Any = validate_section(PromptYml, raw, file=file, lines=lines, what="prompt.yml")

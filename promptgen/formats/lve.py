@@ -254,7 +254,9 @@ def _runs(value: Any, test: LveTest, where: _Where) -> list[LveRun]:
         if not 1 <= count <= MAX_REPETITIONS:
             raise where.error(f"{label}: 'repetitions' should be 1 to {MAX_REPETITIONS}",
                               "repetitions")  # fmt: skip
-        name = item.get("name") if isinstance(item.get("name"), str) else f"run {i + 1}"
+        name = item.get("name")
+        if not isinstance(name, str):
+            name = f"run {i + 1}"
         messages = _prompt(item, given[0], test, where)
         runs.append(LveRun(name, messages, count))
     names = [r.name for r in runs]

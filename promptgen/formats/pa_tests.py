@@ -156,15 +156,16 @@ def _question(test: _Test) -> dict[str, Any]:
 def _score(test: _Test) -> dict[str, Any]:
     test.keys(("type", "prompt", "min", "max", "threshold"))
     prompt = test.text("prompt")
-    bounds = {}
+    bounds: dict[str, float | int] = {}
     for key in ("min", "max", "threshold"):
-        if test.spec.get(key) is None:
+        number = test.number(test.spec.get(key), key)
+        if number is None:
             raise test.error(f"'{key}' is required (a number)", key)
-        bounds[key] = test.number(test.spec[key], key)
+        bounds[key] = number
     low, high, threshold = bounds["min"], bounds["max"], bounds["threshold"]
-    if low >= high:  # type: ignore[operator]
+    if low >= high:
         raise test.error(f"'min' ({low}) should be below 'max' ({high})", "min")
-    if not low <= threshold <= high:  # type: ignore[operator]
+    if not low <= threshold <= high:
         raise test.error(f"'threshold' ({threshold}) should be from {low} to {high}", "threshold")
     return {"prompt": prompt, **bounds}
 
@@ -212,6 +213,7 @@ def _check_limit(test: _Test, low: Any, high: Any, *, share: bool = False) -> No
 
 def _property(test: _Test) -> dict[str, Any]:
     spec = test.spec
+    path: tuple[str, ...]
     if "property" in spec:  # the docs' shape
         if {"unit", "limit", "equals"} & set(spec):
             raise test.error(

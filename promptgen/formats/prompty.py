@@ -56,7 +56,7 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     file = str(path)
     split = split_frontmatter(text, file, require_close=fmt == "prompty")
     raw, lines = read_frontmatter(split.frontmatter, split.frontmatter_line, file)
-    where = {"file": file, "lines": lines}
+    where: dict[str, Any] = {"file": file, "lines": lines}
     check_count(raw.get("scenarios"), MAX_SCENARIOS, ("scenarios",), what="scenarios", **where)
     check_count(raw.get("testSamples"), MAX_TEST_SAMPLES, ("testSamples",), what="samples", **where)
     resolver = RefResolver(path.parent, file, lines)

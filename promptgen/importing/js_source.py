@@ -68,7 +68,8 @@ def tokenize(text: str, file: str) -> list[Tok]:
 
 
 def _string(text: str, start: int, file: str, line: int) -> tuple[list[Piece], int]:
-    quote, i, out = text[start], start + 1, []
+    quote, i = text[start], start + 1
+    out: list[Piece] = []
     while i < len(text):
         c = text[i]
         if c == "\\" and i + 1 < len(text):

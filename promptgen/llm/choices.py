@@ -12,6 +12,7 @@ of it: a request's choices read into candidates, and the requests a plan counts.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from promptgen.llm import structured
 from promptgen.llm.backend import Backend
@@ -39,8 +40,10 @@ def candidates(
     with `error`, and so did each candidate). A choice whose structured answer does not
     parse is left out (None): asked on its own, it gets the gateway's repair turn."""
     if reply is None:
-        failed = Completion(text=None, model=model_id, usage=usage, attempts=attempts, error=error)
-        return [failed] + [replace(failed, usage=Usage()) for _ in range(n - 1)]
+        failed: Completion[Any] = Completion(
+            text=None, model=model_id, usage=usage, attempts=attempts, error=error
+        )
+        return [failed, *[replace(failed, usage=Usage()) for _ in range(n - 1)]]
     choices = (reply.choices or [reply])[:n]
     shares = split_usage(usage, len(choices))
     answers = [

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack, overload
 
 from pydantic import BaseModel
 
@@ -35,7 +35,15 @@ from promptgen.llm.replies import (
     without_redacted,
 )
 from promptgen.llm.routing import backend_type
-from promptgen.llm.types import Call, ChatRequest, Completion, Messages
+from promptgen.llm.types import (
+    Call,
+    CallOptions,
+    ChatRequest,
+    CompleteOptions,
+    Completion,
+    M,
+    Messages,
+)
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
 from promptgen.results import BatchJob, Usage
@@ -127,6 +135,28 @@ class LLM:
 
     # -- the call --------------------------------------------------------------------
 
+    # The answer's type follows `output`: a pydantic model class parses into an instance
+    # of it, and without `output` `parsed` is None; a JSON Schema (a dict) parses into
+    # JSON (Any), as does an `output` whose kind is known only at run time.
+    @overload
+    async def complete(
+        self, messages: Messages, *, output: type[M], **options: Unpack[CompleteOptions]
+    ) -> Completion[M]: ...
+
+    @overload
+    async def complete(
+        self, messages: Messages, *, output: None = None, **options: Unpack[CompleteOptions]
+    ) -> Completion[None]: ...
+
+    @overload
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        output: type[BaseModel] | dict[str, Any] | None,
+        **options: Unpack[CompleteOptions],
+    ) -> Completion[Any]: ...
+
     async def complete(
         self,
         messages: Messages,
@@ -139,7 +169,7 @@ class LLM:
         variant: int = 0,
         stage: str | None = None,
         params: dict[str, Any] | None = None,
-    ) -> Completion:
+    ) -> Completion[Any]:
         call = Call(messages, model, output, temperature, max_tokens, seed, stage, params)
         call, model_id, backend, name, spec = self._prepare(call)
         key = ""  # only the cache and a provider batch read it: with neither, not computed
@@ -214,6 +244,36 @@ class LLM:
             self.cache.set(key, {"text": result.text, **result.usage.model_dump()})
         return result
 
+    @overload
+    async def complete_choices(
+        self,
+        messages: Messages,
+        *,
+        variants: Sequence[int],
+        output: type[M],
+        **options: Unpack[CallOptions],
+    ) -> list[Completion[M]]: ...
+
+    @overload
+    async def complete_choices(
+        self,
+        messages: Messages,
+        *,
+        variants: Sequence[int],
+        output: None = None,
+        **options: Unpack[CallOptions],
+    ) -> list[Completion[None]]: ...
+
+    @overload
+    async def complete_choices(
+        self,
+        messages: Messages,
+        *,
+        variants: Sequence[int],
+        output: type[BaseModel] | dict[str, Any] | None,
+        **options: Unpack[CallOptions],
+    ) -> list[Completion[Any]]: ...
+
     async def complete_choices(
         self,
         messages: Messages,
@@ -226,7 +286,7 @@ class LLM:
         seed: int | None = None,
         stage: str | None = None,
         params: dict[str, Any] | None = None,
-    ) -> list[Completion]:
+    ) -> list[Completion[Any]]:
         """The answers `complete` gets with each of `variants`, asked at once: cached ones
         read back, the rest in one request with `n` where the backend takes it and as
         concurrent calls otherwise (llm/choices.py). One Completion per variant, in order."""

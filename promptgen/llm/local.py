@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
@@ -133,7 +133,7 @@ LLAMA_PARAMS = ("top_p", "top_k", "min_p", "stop", "repeat_penalty", "frequency_
 class LocalBackend:
     """The embedded model: one llama.cpp instance, calls serialized, grammar-constrained."""
 
-    policy = BackendPolicy(
+    policy: ClassVar[BackendPolicy] = BackendPolicy(
         concurrency=1,
         cancellable=False,  # a call runs in a worker thread to its end
         structured_mode="grammar",

@@ -8,7 +8,7 @@ protocol gets its JSON over `llm/http.py`.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.http import JsonClient
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class OpenAICompatBackend:
     """Every model, when --api-base names a server."""
 
-    policy = BackendPolicy(
+    policy: ClassVar[BackendPolicy] = BackendPolicy(
         concurrency=None,
         cancellable=True,
         structured_mode="negotiate",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class RemoteBackend:
     """Any litellm model string (openai/..., azure/..., ollama/..., github/..., ...)."""
 
-    policy = BackendPolicy(
+    policy: ClassVar[BackendPolicy] = BackendPolicy(
         concurrency=None,
         cancellable=True,
         structured_mode="negotiate",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
@@ -14,6 +14,12 @@ from promptgen.results import Fault, Usage
 from promptgen.secrets import scrub
 
 Messages = list[dict[str, Any]]
+# The type of a call's parsed answer: the pydantic model asked for (M), JSON for a raw
+# JSON Schema, None for a text call.
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+# `Completion.parsed` before an answer is parsed, whatever type was asked for.
+_UNPARSED: Any = None
 # What each fault means, as the error line of the call says it.
 FAULT_TEXT: dict[str, str] = {
     "empty": "empty answer",
@@ -112,17 +118,39 @@ class CallError(Exception):
         self.rate_limited = rate_limited
 
 
+class CallOptions(TypedDict, total=False):
+    """The keyword arguments of `LLM.complete_choices` besides `variants` and `output`
+    (which decides the answer's type); `LLM.complete` takes `variant` too."""
+
+    model: str
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    stage: str | None
+    params: dict[str, Any] | None
+
+
+class CompleteOptions(CallOptions, total=False):
+    """The keyword arguments of `LLM.complete` besides `output`."""
+
+    variant: int
+
+
 @dataclass
-class Completion:
+class Completion(Generic[T]):
     """The gateway's answer. Failures are data: `error` is set and `text` may be None.
 
     A reply that is empty or cut off (`fault`) is a failure too: `error` says so and
     `text` keeps what came back, for the record; it is never cached.
+
+    `parsed` is the validated answer, of the type the call asked for: an instance of the
+    pydantic model passed as `output`, JSON for a raw JSON Schema, None for a text call.
+    A failed call has none (None whatever was asked): read it once `ok` is True.
     """
 
     text: str | None
     model: str
-    parsed: Any = None  # the validated object (a pydantic model, or JSON for a raw schema)
+    parsed: T = _UNPARSED
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
     cached: bool = False

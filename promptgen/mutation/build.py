@@ -50,7 +50,7 @@ def make_mutant(prompt: PromptUnderTest, edit: Edit) -> Mutant:
     texts[edit.message] = (texts[edit.message][0], content)
     mutant = Mutant(
         id=content_id("mut", [(r, _normal(c)) for r, c in texts]),
-        operator=edit.operator,  # type: ignore[arg-type]
+        operator=edit.operator,
         description=edit.description,
         message=edit.message,
         content=content,

@@ -6,13 +6,16 @@ call or judgement is recorded on the cell and asked again on a re-run."""
 
 from __future__ import annotations
 
+from functools import partial
+from typing import NamedTuple
+
 from promptgen.config import RunConfig
 from promptgen.context import Context, summary
 from promptgen.evaluation.scoring import needed, verdict
 from promptgen.llm import bounded_gather
 from promptgen.mutation.build import mutated
 from promptgen.prompting.invoke import call_settings
-from promptgen.results import MetricResult, Mutant, MutantRun, Test, TestRun
+from promptgen.results import MetricResult, MetricSummary, Mutant, MutantRun, Test, TestRun
 from promptgen.selection import eval_tests
 from promptgen.stage import Scope, WorkItem
 from promptgen.stages.runs import run_test
@@ -22,14 +25,23 @@ phase = "evaluation"
 STAGE = "mutant_runs"
 
 
-def cells(ctx: Context, cfg: RunConfig) -> list[tuple[Mutant, Test, str, int]]:
+class MutantCell(NamedTuple):
+    """One unit of the stage: a mutant's run `run_index` of `test` on `model`."""
+
+    mutant: Mutant
+    test: Test
+    model: str
+    run_index: int
+
+
+def cells(ctx: Context, cfg: RunConfig) -> list[MutantCell]:
     """Every cell of the non-equivalent mutants: the original's cells, per mutant."""
     state = ctx.mutation
     if state is None or not state.proposed:
         return []
     tests = eval_tests(ctx, cfg)
     return [
-        (mutant, test, model, index)
+        MutantCell(mutant, test, model, index)
         for mutant in state.mutants
         if not mutant.equivalent
         for model in state.models
@@ -44,19 +56,20 @@ def judge_calls(test: Test, model: str, cfg: RunConfig) -> int:
     return sum(n.calls for n in needed(probe, test, cfg.output_metrics, cfg.judges))
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[MutantCell]]:
     state = ctx.mutation
     done = {r.key for r in state.runs if r.ok} if state else set()
     work = []
-    for mutant, test, model, index in cells(ctx, cfg):
+    for cell in cells(ctx, cfg):
+        mutant, test, model, index = cell
         key = f"{mutant.id}|{test.id}|{model}|{index}"
         if key not in done:
             calls = 1 + judge_calls(test, model, cfg)
-            work.append(WorkItem(key, (mutant, test, model, index), calls))
+            work.append(WorkItem(key, cell, calls))
     return work
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[MutantCell], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     state = ctx.mutation
     assert state is not None
@@ -71,7 +84,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     if record.ok:
         items = needed(record, test, cfg.output_metrics, cfg.judges)
         results = await bounded_gather(
-            [lambda i=i: verdict(ctx, scope.llm, i, stage=STAGE) for i in items]
+            [partial(verdict, ctx, scope.llm, i, stage=STAGE) for i in items]
         )
         cell.metrics = _summaries(results, cfg)
         failed = [r.error for r in results if r.error is not None]
@@ -85,7 +98,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
     scope.checkpoint()
 
 
-def _summaries(results: list[MetricResult], cfg: RunConfig) -> dict[str, object]:
+def _summaries(results: list[MetricResult], cfg: RunConfig) -> dict[str, MetricSummary]:
     scorers = {m.name: m.info.scorer for m in cfg.output_metrics}
     names = dict.fromkeys(r.metric for r in results)
     return {

@@ -27,7 +27,7 @@ requires: tuple[str, ...] = ()
 phase = "evaluation"
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     state = ctx.mutation
     if state is None or state.proposed:
         return []
@@ -82,7 +82,7 @@ def _described(item: Any) -> str:
     return f"{change} ({item.why})" if item.why else change
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     state = ctx.mutation
     assert state is not None  # todo() yields work only with a mutation state

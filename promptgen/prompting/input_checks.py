@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from promptgen.model import PromptInput, PromptUnderTest
@@ -154,7 +155,7 @@ class InputIndex:
 
     def __init__(
         self,
-        inputs: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        inputs: Iterable[dict[str, Any]] = (),
         names: list[str] | None = None,
         shared: Shared | None = None,
     ) -> None:
@@ -371,7 +372,7 @@ def problem(
     prompt: PromptUnderTest,
     names: list[str],
     *,
-    others: list[dict[str, Any]] | InputIndex = (),  # type: ignore[assignment]
+    others: Iterable[dict[str, Any]] | InputIndex = (),
     case: str = "",
     allowed_empty: frozenset[str] = frozenset(),
     small_writer: bool = False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from promptgen.model import PromptUnderTest
 from promptgen.options import Evaluation
@@ -56,6 +56,17 @@ def input_text(prompt: PromptUnderTest, test: Test) -> str:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+class CallArgs(TypedDict):
+    """`CallSettings` as keyword arguments of `LLM.complete` and `LLM.complete_choices`
+    (every key is given: None where the prompt sets nothing)."""
+
+    output: dict[str, Any] | None
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    params: dict[str, Any]
+
+
 @dataclass
 class CallSettings:
     temperature: float | None = None
@@ -64,7 +75,7 @@ class CallSettings:
     params: dict[str, Any] = field(default_factory=dict)
     output: dict[str, Any] | None = None  # a JSON Schema when the prompt asks for one
 
-    def call(self) -> dict[str, Any]:
+    def call(self) -> CallArgs:
         """These settings as the gateway's call arguments (`LLM.complete` and
         `LLM.complete_choices`)."""
         return {

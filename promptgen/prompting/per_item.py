@@ -43,7 +43,9 @@ def keyed_model(name: str, keys: tuple[str, ...], item: Any) -> type[BaseModel]:
 def lenient_keyed(name: str, fields: dict[str, Any]) -> type[BaseModel]:
     """A model of the given (type, Field) pairs, each parsed leniently (a malformed part
     becomes None) and required in the schema sent."""
-    lenient = {k: (Annotated[t | None, WrapValidator(_or_none)], f) for k, (t, f) in fields.items()}
+    lenient: dict[str, Any] = {
+        k: (Annotated[t | None, WrapValidator(_or_none)], f) for k, (t, f) in fields.items()
+    }
     config = ConfigDict(populate_by_name=True, json_schema_extra=_require_values)
     return create_model(name, __config__=config, **lenient)
 

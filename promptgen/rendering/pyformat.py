@@ -26,7 +26,7 @@ class MissingInput(KeyError):
         self.name, self.line = name, line
 
 
-def _fields(source: str) -> list[tuple[str, str | None, str, str | None]]:
+def _fields(source: str) -> list[tuple[str, str | None, str | None, str | None]]:
     try:
         return list(_FORMATTER.parse(source))
     except ValueError as err:  # a lone "{" or "}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,7 +298,7 @@ def attribute_paths(source: str, root: str) -> list[str]:
     return found
 
 
-__all__: Iterable[str] = (
+__all__: Sequence[str] = (
     "ExpressionFailed",
     "ExpressionRefused",
     "Record",

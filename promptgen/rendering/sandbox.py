@@ -129,7 +129,7 @@ class Sandbox(ImmutableSandboxedEnvironment):
             "templates may only use data, not Python internals"
         )
 
-    def concat(self, pieces: Iterable[str]) -> str:  # type: ignore[override]
+    def concat(self, pieces: Iterable[str]) -> str:
         """A rendered message (or macro, or block), refused once it grows too long."""
         parts, total = [], 0
         for piece in pieces:
@@ -200,7 +200,7 @@ class Sandbox(ImmutableSandboxedEnvironment):
             if is_map:
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument")
-                args, kwargs = (), args[0]
+                kwargs, args = args[0], ()
             return str(_Formatter(self).vformat(owner, args, kwargs))
 
         return functools.update_wrapper(wrapper, value)

@@ -174,8 +174,9 @@ def _check_one(expr: str, line: int) -> list[str]:
                 line=line,
             )
     for node in ast.walk(tree):
-        called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        if called and node.func.id not in _BUILTINS and node.func.id not in NAMES:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id not in _BUILTINS and node.func.id not in NAMES:
             raise TemplateSecurityError(
                 f"placeholder {_shown(expr)} refused: function {node.func.id!r} is not allowed",
                 line=line,

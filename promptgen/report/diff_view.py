@@ -101,10 +101,10 @@ def _rules(result: DiffResult) -> Section:
 
 def _tests(result: DiffResult) -> Section:
     section = Section("Tests added, removed or changed", ["test", "change", "what"])
-    for change, refs in (("added", result.tests_added), ("removed", result.tests_removed)):
+    for kind, refs in (("added", result.tests_added), ("removed", result.tests_removed)):
         for ref in refs:
             rule = f"rule: {excerpt(ref.rule, 60)}; " if ref.rule else ""
-            section.rows.append([ref.test_id, change, f"{rule}inputs: {ref.inputs}"])
+            section.rows.append([ref.test_id, kind, f"{rule}inputs: {ref.inputs}"])
     for change in result.tests_changed:
         what = "; ".join(f"{f.name}: {_value(f.then)} → {_value(f.now)}" for f in change.fields)
         section.rows.append([change.test_id, "changed", what])

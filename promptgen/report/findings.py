@@ -209,8 +209,8 @@ def failure_groups(ctx: Context, examples: int = EXAMPLES) -> list[FailureGroup]
             per_model = judged_runs.setdefault(key, dict.fromkeys(models, 0))
             per_model[run.model] += 1
     failing: dict[str, list[Failure]] = {}
-    for found in failures(ctx):
-        failing.setdefault(_rule_key(found.test, known), []).append(found)
+    for failure in failures(ctx):
+        failing.setdefault(_rule_key(failure.test, known), []).append(failure)
     groups = []
     for key, found in failing.items():
         rule = known.get(key)

@@ -102,7 +102,7 @@ def behaviours_markdown(ctx: Context) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tests_cell(rule_id: str, tests: Counter[str | None], notes: dict[str, str]) -> str:
+def _tests_cell(rule_id: str, tests: Counter[str], notes: dict[str, str]) -> str:
     """How many tests target the rule, or why it has none (the tests stage's notes, keyed
     by rule id, or by rule id and scenario)."""
     if tests[rule_id]:

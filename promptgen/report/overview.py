@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -159,12 +159,12 @@ def print_overview(df: pd.DataFrame, console: Console | None = None) -> None:
     cells = {c: [format_cell(c, v) for v in df[c]] for c in df.columns}
     # +3: padding either side and the column separator.
     widths = {c: max([len(LABELS.get(c, c)), *map(len, cells[c])]) + 3 for c in cells}
-    keys = [c for c in ("model", "scenario") if c in cells]
+    keys: list[str] = [c for c in ("model", "scenario") if c in cells]
     for part, columns in enumerate(_chunks(widths, keys, console.width)):
         title = "Overview (rates and scores in %)" if part == 0 else None
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         for column in columns:
-            justify = "left" if column in keys else "right"
+            justify: JustifyMethod = "left" if column in keys else "right"
             table.add_column(Text(LABELS.get(column, column)), justify=justify, no_wrap=True)
         for row in zip(*(cells[c] for c in columns), strict=True):
             # Text, not str: model and scenario names must not be read as rich markup.

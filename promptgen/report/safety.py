@@ -32,7 +32,7 @@ class Findings:
 
     def counts(self) -> str:
         """ "1 prompt injection, 2 harmful content"."""
-        by_label = Counter(t.safety for t in self.flagged)
+        by_label: Counter[str | None] = Counter(t.safety for t in self.flagged)
         return ", ".join(f"{by_label[k]} {v}" for k, v in LABELS.items() if by_label[k])
 
     def tests_line(self) -> str:

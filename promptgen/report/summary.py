@@ -55,7 +55,7 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
     metrics: dict[str, None] = {}
     skip = {*BASE_COLUMNS, *USAGE_COLUMNS}
     for entry in entries:
-        base = {"prompt": entry.prompt, "file": entry.file, "status": entry.status}
+        base: dict[str, Any] = {"prompt": entry.prompt, "file": entry.file, "status": entry.status}
         base[CODE] = entry.code
         ctx = entry.ctx
         if ctx is not None:
@@ -67,7 +67,7 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
             rows.append({**base, "model": "", "tests": tests, "runs": 0, "errors": 0})
             continue
         for record in frame[frame["scenario"] == ALL_SCENARIOS].to_dict("records"):
-            extra = {k: v for k, v in record.items() if k not in skip}
+            extra = {str(k): v for k, v in record.items() if k not in skip}
             metrics.update(dict.fromkeys(extra))
             rows.append({**base, **{k: record[k] for k in FIXED if k in record}, **extra})
     return [*COLUMNS, *metrics, CODE], rows

@@ -125,7 +125,9 @@ async def _conversation(
 def _targets(messages: list[Message]) -> list[tuple[int, str]]:
     """Where the model answers, and under which name: each step to fill, then the
     response unless the last message is itself a step."""
-    targets = [(i, m.variable) for i, m in enumerate(messages) if m.to_fill]
+    targets = [
+        (i, m.variable) for i, m in enumerate(messages) if m.to_fill and m.variable is not None
+    ]
     if not messages or not messages[-1].to_fill:
         targets.append((len(messages), RESPONSE))
     return targets

@@ -32,7 +32,7 @@ def _key(scenario: Scenario | None) -> str:
     return scenario.name if scenario else "-"
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Scenario | None]]:
     done = set(ctx.stage("baseline").done)
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
     return [WorkItem(_key(s), s) for s in scenarios if _key(s) not in done]
@@ -43,7 +43,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return len(todo(ctx, cfg))
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Scenario | None], scope: Scope) -> None:
     ctx = scope.ctx
     scenario: Scenario | None = item.data
     # As many as test generation plans for a scenario, so the two can run side by side.

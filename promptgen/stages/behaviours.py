@@ -27,7 +27,7 @@ ASKED = 5
 
 
 class Found(BaseModel):
-    case: Sentence  # type: ignore[valid-type]
+    case: Sentence
     expected_class: Text(60) | None = None  # type: ignore[valid-type]
 
 
@@ -40,7 +40,7 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.generating
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     if KEY in ctx.stage("behaviours").done:
         return []
     asks = cfg.gen.behaviours and not cfg.stepwise
@@ -58,7 +58,7 @@ def guidance(ctx: Context, cfg: RunConfig) -> list[str]:
     return [t for t in (extra.input_spec, extra.tests, extra.test_expansion) if t]
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     if not cfg.gen.behaviours:  # --no-behaviours: a test per rule and inverse rule only
         ctx.behaviours = []

@@ -52,9 +52,7 @@ class RuleCheckProposal(BaseModel):
     and its argument, which the check parser reads as `--check NAME=ARGUMENT`."""
 
     reason: _REASON  # type: ignore[valid-type]
-    check: CheckName = Field(  # type: ignore[valid-type]
-        description='A check of the catalogue, or "none".'
-    )
+    check: CheckName = Field(description='A check of the catalogue, or "none".')
     argument: _ARGUMENT  # type: ignore[valid-type]
 
 
@@ -63,7 +61,7 @@ def enabled(cfg: RunConfig) -> bool:
     return wanted and cfg.evaluating and any(m.name == COMPLIANCE for m in cfg.output_metrics)
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Rule]]:
     """A proposal for each output rule without one (one call); a validation (no call)
     for each parsed proposal whose rule has more, or fewer, judged runs than compared."""
     records = {c.rule_id: c for c in ctx.compiled_rules}
@@ -88,7 +86,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return projection.rules
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Rule], scope: Scope) -> None:
     ctx, rule = scope.ctx, item.data
     record = next((c for c in ctx.compiled_rules if c.rule_id == rule.id), None)
     if record is None:

@@ -4,6 +4,8 @@ that test is done, so a resumed run picks up each chain where it stopped."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import (
@@ -31,7 +33,7 @@ def rounds(cfg: RunConfig) -> int:
     return cfg.gen.test_expansions
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[tuple[Test, int]]]:
     """For each generated test, the next round of its chain that is not done."""
     done = set(ctx.stage("expand").done)
     by_parent = {t.parent_id: t for t in ctx.tests if t.origin == "expanded"}
@@ -61,7 +63,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return max(calls, 0)
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[tuple[Test, int]], scope: Scope) -> None:
     ctx, gen = scope.ctx, scope.cfg.gen
     test, _round = item.data
     rule = ctx.rule(test.rule_id)
@@ -83,7 +85,8 @@ async def run(item: WorkItem, scope: Scope) -> None:
         scope.fail(result.error)
         return
     scope.done()
-    written = case_inputs(result.parsed)
+    parsed: Any = result.parsed  # a model built at run time: mypy knows none of its fields
+    written = case_inputs(parsed)
     inputs, _ = complete_inputs(ctx.prompt, written, names, repair=False)
     # Against the tests that were there before expansion began (generated, baseline,
     # samples); another chain's expansion, made before or after this one, is met in
@@ -109,7 +112,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         ),
         None,
     )
-    expected = dictated or result.parsed.expected_output
+    expected = dictated or parsed.expected_output
     if dictated is None and expected and echoes(expected, inputs):
         expected = None
     expanded = Test(
@@ -121,7 +124,7 @@ async def run(item: WorkItem, scope: Scope) -> None:
         expected_output=expected,  # recomputed for the new input (or the prompt's own)
         expected_class=test.expected_class,
         behaviours=list(test.behaviours),
-        reasoning=result.parsed.reasoning,
+        reasoning=parsed.reasoning,
         generation=test.generation,
         origin="expanded",
         parent_id=test.id,

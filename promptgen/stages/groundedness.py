@@ -8,6 +8,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import prompt_text, stage_messages
 from promptgen.prompting.bounded import Text
+from promptgen.results import Rule
 from promptgen.stage import Projection, Scope, WorkItem
 
 requires = ("rules",)
@@ -24,7 +25,7 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.gen.groundedness and cfg.analysing
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Rule]]:
     return [WorkItem(r.id, r) for r in ctx.rules if r.grounded is None]
 
 
@@ -32,7 +33,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return len(todo(ctx, cfg)) if ctx.rules else projection.rules
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Rule], scope: Scope) -> None:
     rule = item.data
     messages = stage_messages("groundedness", prompt=prompt_text(scope.ctx.prompt), rule=rule.text)
     result = await scope.complete(messages, model="eval", output=Grounded)

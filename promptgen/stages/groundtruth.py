@@ -28,7 +28,7 @@ from statistics import mean
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
-from promptgen.evaluation import make_case
+from promptgen.evaluation import Metric, Verdict, make_case
 from promptgen.llm import backend_type
 from promptgen.llm.backend import DEFAULT_CONCURRENCY
 from promptgen.llm.choices import answer_requests
@@ -104,7 +104,7 @@ def _calls(ctx: Context, cfg: RunConfig, test: Test, scored: set[int]) -> int:
     return answers + len(missing) * judged
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Test]]:
     tests = [t for t in eval_tests(ctx, cfg) if t.groundtruth_status is None]
     scored = _scored(ctx)
     return [WorkItem(t.id, t, _calls(ctx, cfg, t, scored.get(t.id, set()))) for t in tests]
@@ -117,7 +117,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return projection.eval_tests_of(ctx, cfg) * _calls(ctx, cfg, probe, set())
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Test], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     test: Test = item.data
     given = author_reference(ctx.prompt, test)
@@ -216,7 +216,7 @@ async def _score(scope: Scope, test: Test, record: GroundtruthAttempt, output: s
     cfg = scope.cfg
     pairs = [(who, m) for who in cfg.groundtruth_judges for m in cfg.groundtruth_metrics]
 
-    async def one(who: str, metric):  # type: ignore[no-untyped-def]
+    async def one(who: str, metric: Metric) -> Verdict:
         case = make_case(scope.ctx, test, output, judge=who, llm=scope.llm, stage="groundtruth")
         return await metric.evaluate(case)
 

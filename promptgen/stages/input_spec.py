@@ -17,11 +17,11 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.analysing
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     return [] if ctx.input_spec is not None else [WorkItem("input_spec")]
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     ctx, gen = scope.ctx, scope.cfg.gen
     messages = analysis_messages(
         ctx.prompt,
@@ -31,7 +31,9 @@ async def run(item: WorkItem, scope: Scope) -> None:
         samples=samples_text(ctx.prompt, gen.test_samples_count, gen.test_samples_shuffle),
         instructions=instruction(ctx.prompt, gen.instructions, "input_spec"),
     )
-    answer = ShortInputSpecAnswer if scope.cfg.stepwise else InputSpecAnswer
+    answer: type[InputSpecAnswer | ShortInputSpecAnswer] = (
+        ShortInputSpecAnswer if scope.cfg.stepwise else InputSpecAnswer
+    )
     result = await scope.complete(
         messages, model="rules", output=answer, temperature=gen.temperature
     )

@@ -16,11 +16,11 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.analysing
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     return [] if ctx.intent is not None else [WorkItem("intent")]
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     ctx = scope.ctx
     messages = analysis_messages(
         ctx.prompt,

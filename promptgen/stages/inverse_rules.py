@@ -44,7 +44,7 @@ def _asked(ctx: Context) -> list[Rule]:
     return [r for r in _missing(ctx) if by_form(r.text, r.source) is None]
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     missing = _missing(ctx)
     asked = len(_asked(ctx))
     calls = asked if cfg.stepwise else min(1, asked)
@@ -140,7 +140,7 @@ def _same(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     ctx = scope.ctx
     # Where the rule's form gives its inverse (a prohibition, a number, a format), no
     # model is asked (prompting/inverse_forms.py).

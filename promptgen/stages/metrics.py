@@ -8,7 +8,7 @@ from __future__ import annotations
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.evaluation.compiled import needed_for
-from promptgen.evaluation.scoring import verdict
+from promptgen.evaluation.scoring import Needed, verdict
 from promptgen.llm import batched
 from promptgen.selection import eval_tests
 from promptgen.stage import Projection, Scope, WorkItem
@@ -24,7 +24,7 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.evaluating
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Needed]]:
     """Verdicts still missing (never asked, or failed) for the runs of the tests chosen."""
     tests = {t.id: t for t in eval_tests(ctx, cfg)}
     have = {r.key for r in ctx.metric_results if r.error is None}
@@ -49,7 +49,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return max(expected - have, len([i for i in todo(ctx, cfg) if i.calls]))
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Needed], scope: Scope) -> None:
     with batched(item.key):  # with --batch: one line of a provider batch
         result = await verdict(scope.ctx, scope.llm, item.data)
     scope.ctx.record_verdicts([result], item.data.run)

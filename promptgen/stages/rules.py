@@ -29,7 +29,7 @@ def enabled(cfg: RunConfig) -> bool:
 ESTIMATED_RULES = 10
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     """Nothing to do once the context has rules: generated here, or read from a tests
     file with the tests that target them (their ids must stay)."""
     return [] if ctx.rules else [WorkItem("rules")]
@@ -46,7 +46,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return len(todo(ctx, cfg))
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     gen = scope.cfg.gen
     seeds = instruction_seeds(scope.ctx.prompt) if scope.cfg.stepwise else []
     found = await (_from_seeds(scope, seeds) if seeds else _from_prompt(scope))
@@ -82,7 +82,7 @@ async def _from_prompt(scope: Scope) -> list[tuple[str, str | None]] | None:
 
 
 class RuleFromInstruction(BaseModel):
-    rule: Sentence  # type: ignore[valid-type]
+    rule: Sentence
 
 
 async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[tuple[str, str | None]] | None:

@@ -10,6 +10,8 @@ instead of waiting for the slowest one; the metrics stage scores what is left.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import RenderError
@@ -36,11 +38,21 @@ def cell_key(test_id: str, model: str, index: int) -> str:
     return f"{test_id}|{model}|{index}"
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+class RunCell(NamedTuple):
+    """One unit of the stage: run `run_index` of `test` on `model`; `retry`: its record
+    is a failure, replaced when the cell is asked again."""
+
+    test: Test
+    model: str
+    run_index: int
+    retry: bool
+
+
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[RunCell]]:
     done = {r.key for r in ctx.test_runs if r.ok}
     failed = {r.key for r in ctx.test_runs if not r.ok}
     return [
-        WorkItem(cell_key(t.id, m, i), (t, m, i, (t.id, m, i) in failed))
+        WorkItem(cell_key(t.id, m, i), RunCell(t, m, i, (t.id, m, i) in failed))
         for t, m, i in cells(ctx, cfg)
         if (t.id, m, i) not in done
     ]
@@ -54,7 +66,7 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     return projection.cells
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[RunCell], scope: Scope) -> None:
     ctx, cfg = scope.ctx, scope.cfg
     test, model, index, retry = item.data
     if retry:  # a failed cell asked again replaces its record

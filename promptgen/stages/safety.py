@@ -23,11 +23,11 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.safety and cfg.generating
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     return [] if ctx.safety is not None else [WorkItem("prompt")]
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[None], scope: Scope) -> None:
     messages = stage_messages("safety", prompt=prompt_text(scope.ctx.prompt))
     result = await scope.complete(messages, model="eval", output=SafetyAnswer)
     if not result.ok:

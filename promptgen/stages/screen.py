@@ -34,7 +34,7 @@ def unscreened(ctx: Context) -> list[Test]:
     return [t for t in ctx.tests if t.safety is None and t.origin != "sample"]
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[list[Test]]]:
     """Unscreened tests in batches; a test left without a verdict goes into a new batch."""
     return batches("screen", unscreened(ctx), BATCH)
 
@@ -47,7 +47,7 @@ def _record(test: Test, verdict: SafetyAnswer) -> None:
     test.safety, test.safety_reason = verdict.verdict, verdict.reason.strip()
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[list[Test]], scope: Scope) -> None:
     await judge(
         scope,
         item.data,

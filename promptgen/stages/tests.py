@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
@@ -39,6 +39,9 @@ from promptgen.stage import Projection, Scope, WorkItem, sort_tests
 from promptgen.stages._plan import Slot, plan
 from promptgen.stages._suite import count_empty, keep, make_test, note_key, tests_of
 from promptgen.stages.behaviours import guidance
+
+if TYPE_CHECKING:
+    from promptgen.stages._walk import Walk
 
 requires = ("intent", "input_spec", "rules", "inverse_rules", "behaviours")
 # With --drop-ungrounded the chunks depend on the verdicts, so they wait for them.
@@ -131,9 +134,9 @@ def rounds(cfg: RunConfig) -> int:
     return 1
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[Work]]:
     done = set(ctx.stage("tests").done)
-    items = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
+    items: list[WorkItem[Work]] = [] if SAMPLES in done else [WorkItem(SAMPLES, calls=0)]
     if cfg.stepwise:
         from promptgen.stages._walk import Walk
 
@@ -175,6 +178,10 @@ class TopUp:
         return f"{TOPUP}|{self.scenario.name if self.scenario else '-'}"
 
 
+# A unit's data: none (the samples), the stepwise walk, a chunk, or a top-up round.
+Work: TypeAlias = "Walk | Chunk | TopUp | None"
+
+
 def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
     return [TopUp(s, e) for s in scenarios if (e := empty_slots(ctx, cfg, s))]
@@ -192,8 +199,8 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
         # Before the rules: each behaviour fills a rule's slot, those beyond a rule each add
         # one (the behaviours read from the prompt; a model's are not known yet).
         n = projection.rules
-        behaviours = len(ctx.behaviours or _expected_behaviours(ctx, cfg))
-        slots = 2 * n * gen.tests_per_rule * gen.test_generations + max(0, behaviours - 2 * n)
+        known = len(ctx.behaviours or _expected_behaviours(ctx, cfg))
+        slots = 2 * n * gen.tests_per_rule * gen.test_generations + max(0, known - 2 * n)
         if cfg.stepwise:
             calls = slots  # one call per slot, written for the first scenario
         else:
@@ -213,17 +220,19 @@ def _expected_behaviours(ctx: Context, cfg: RunConfig) -> list[Behaviour]:
     return derive(ctx.prompt, guidance(ctx, cfg)) if cfg.gen.behaviours else []
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[Work], scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
     elif item.key == STEP:
-        from promptgen.stages._walk import walk
+        from promptgen.stages._walk import Walk, walk
 
+        assert isinstance(item.data, Walk)
         await walk(scope, item.data)
     elif isinstance(item.data, TopUp):
         await _top_up(scope, item.data)
     else:
-        chunk: Chunk = item.data
+        assert isinstance(item.data, Chunk)
+        chunk = item.data
         made = await _generate(scope, chunk)
         if made is None:
             return  # this chunk stays undone (nothing kept); a re-run asks again
@@ -335,7 +344,7 @@ def _to_tests(
     scope: Scope,
     chunk: Chunk,
     names: list[str],
-    cases: list[tuple[str, Any]],
+    cases: list[tuple[str, int, Any]],
     generation: int,
 ) -> list[Test]:
     ctx = scope.ctx

@@ -31,7 +31,7 @@ def enabled(cfg: RunConfig) -> bool:
     return cfg.gen.validity
 
 
-def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem]:
+def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[list[Test]]]:
     """Unjudged tests in batches; a test left without a verdict goes into a new batch."""
     return batches("validity", [t for t in ctx.tests if t.valid is None], BATCH)
 
@@ -44,7 +44,7 @@ def _record(test: Test, verdict: Verdict) -> None:
     test.valid, test.validity_reason = verdict.valid, verdict.reason
 
 
-async def run(item: WorkItem, scope: Scope) -> None:
+async def run(item: WorkItem[list[Test]], scope: Scope) -> None:
     await judge(
         scope,
         item.data,
