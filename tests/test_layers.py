@@ -185,3 +185,18 @@ def test_no_import_circles() -> None:
 def test_the_circle_finder_finds_circles() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e2"}, "e2": {"e"}}
     assert import_cycles(graph) == [["a", "b", "c", "a"], ["e", "e2", "e"]]
+
+
+def test_only_the_rendering_package_imports_jinja2() -> None:
+    """Untrusted templates render in `promptgen.rendering` (its sandbox and limits) only."""
+    outside = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n.split(".")[0] == "jinja2" for n in names) and not module.startswith(
+                "rendering."
+            ):
+                outside.append(f"promptgen.{module}")
+    assert not outside, outside
