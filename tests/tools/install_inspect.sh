@@ -6,6 +6,10 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/inspect"
+# One install at a time: the test workers (pytest -n) may ask for it at once; the
+# second waits, then finds it installed.
+exec 9>"$here/.install.lock"
+flock 9
 venv="$here/.venv"
 stamp="$venv/.installed-from-requirements"
 

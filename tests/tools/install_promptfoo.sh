@@ -6,6 +6,10 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/promptfoo"
+# One install at a time: the test workers (pytest -n) may ask for it at once; the
+# second waits, then finds it installed.
+exec 9>"$here/.install.lock"
+flock 9
 pinned="$(node -p "require('$here/package.json').dependencies.promptfoo")"
 bin="$here/node_modules/.bin/promptfoo"
 stamp="$here/node_modules/.installed-from-lock"
