@@ -12,7 +12,9 @@ only when detection says it is a prompt; the others are skipped, each with its r
   prompt's instruction list (`*.instructions.txt`, read by `bench/quality.py`);
 - a file another prompt of the batch reads when it loads: a Promptarchitect system role
   or test sample, an LVE `prompt_file`, a samples file or a `${file:...}` reference;
-- a file of a type no format reads (counted, not listed).
+- a file of a type no format reads (counted, not listed);
+- a file listed but gone when read (deleted meanwhile, a dangling link): `GONE`, with a
+  note on stderr.
 
 Hidden files and folders, and the batch's own output folder, are never searched.
 """
@@ -42,6 +44,7 @@ DOCUMENTATION = frozenset({
 # recall benchmark reads it): a .txt that is not a prompt.
 INSTRUCTIONS = ".instructions.txt"
 _NOT_SEARCHED = frozenset({"__pycache__", "node_modules"})
+GONE = "it was gone when read (deleted meanwhile, or a dangling link)"
 
 
 @dataclass
@@ -68,6 +71,11 @@ class Plan:
     prompts: list[Found]
     skipped: list[Skipped]
     others: int = 0  # files in the folders of a type no format reads
+
+    @property
+    def gone(self) -> list[Skipped]:
+        """The files skipped because they were gone when read."""
+        return [s for s in self.skipped if s.reason == GONE]
 
 
 def is_batch(args: Sequence[str]) -> bool:
@@ -132,6 +140,9 @@ def _classify(given: list[Path], searched: list[Path]) -> Plan:
             plan.others += 1
             continue
         verdict = _look(path)
+        failed = isinstance(verdict, str) or verdict.error is not None
+        if failed and not path.exists():  # listed by the walk, deleted since
+            verdict = GONE
         if isinstance(verdict, str):
             plan.skipped.append(Skipped(path, verdict))
         else:

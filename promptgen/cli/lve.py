@@ -54,6 +54,8 @@ def replay_command(
     """Replay LVE tests (see REPLAY_HELP)."""
     report = replay(paths)
     print_warnings(report.warnings)
+    for note in report.notes:  # listed, then gone when read: skipped, not an error
+        typer.echo(f"promptgen: note: {note}", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return

@@ -255,6 +255,8 @@ def execute_batch(args: list[str], options: Options) -> int:
     from promptgen.batch import batch_out, run_batch, summary_text
 
     plan = find_prompts(args, batch_out(options))
+    for gone in plan.gone:  # listed, then gone when read: skipped, not an error
+        print(f"promptgen: note: skipped {gone.path}: {gone.reason}", file=sys.stderr)
     if not plan.prompts:
         raise BadInputError(
             f"no prompt found in {' '.join(args)} ({len(plan.skipped)} file(s) skipped)",

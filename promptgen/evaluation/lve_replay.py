@@ -23,6 +23,7 @@ from promptgen.formats.lve import LveTest, read_test
 from promptgen.formats.lve_files import Instance, read_instances
 
 TEST_FILE = "test.json"
+GONE = "it was gone when read (deleted meanwhile, or a dangling link)"
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,12 @@ class ReplayReport:
 
     lves: list[LveReplay] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    gone: list[Path] = field(default_factory=list)  # listed, but gone when read: skipped
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per file skipped because it was gone when read."""
+        return [f"skipped {path}: {GONE}" for path in self.gone]
 
     def total(self, name: str) -> int:
         return sum(getattr(r, name) for r in self.lves)
@@ -116,6 +123,8 @@ class ReplayReport:
             line += f"; {sum(missing.values())} not built in ({names})"
         if self.total("not_recorded"):
             line += f"; {self.total('not_recorded')} with no recorded verdict"
+        if self.gone:
+            line += f"; {len(self.gone)} file(s) skipped (gone when read)"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,7 +139,9 @@ class ReplayReport:
                 "errors": len(self.errors),
                 "not_built_in": self.not_built_in,
                 "not_recorded": self.total("not_recorded"),
+                "skipped_files": len(self.gone),
             },
+            "skipped_files": [str(p) for p in self.gone],
             "lves": [r.to_dict() for r in self.lves],
         }
 
@@ -186,10 +197,13 @@ def _replay_instance(test: LveTest, instance: Instance) -> CheckOutcome:
     )
 
 
-def replay_test(test: LveTest, label: str | None = None) -> LveReplay:
-    """Every recorded instance of `test`, checked again."""
+def replay_test(
+    test: LveTest, label: str | None = None, gone: list[Path] | None = None
+) -> LveReplay:
+    """Every recorded instance of `test`, checked again (instances files gone when read
+    are skipped and added to `gone`)."""
     result = LveReplay(label or _label(test.folder), test.file, test.checker_name)
-    for instance in read_instances(test.folder):
+    for instance in read_instances(test.folder, gone):
         result.instances += 1
         where = f"{instance.file}:{instance.line}"
         if instance.passed is None or instance.response is None:
@@ -226,10 +240,18 @@ def _label(folder: Path, root: Path | None = None) -> str:
 
 def replay(paths: Sequence[Path]) -> ReplayReport:
     """Every LVE under `paths`, replayed. A test.json or instances file that cannot be
-    read raises PromptFormatError (with its file and line)."""
+    read raises PromptFormatError (with its file and line); one that was listed but is
+    gone when read (deleted meanwhile, a dangling link) is skipped, in `report.gone`."""
     report = ReplayReport()
     for root, path in find_tests(paths):
-        test = read_test(path, read_text(path))
+        try:
+            text = read_text(path)
+        except BadInputError:
+            if root == path or path.exists():
+                raise  # a file named on the command line is never skipped
+            report.gone.append(path)  # found by walking a folder, deleted since
+            continue
+        test = read_test(path, text)
         report.warnings.extend(test.warnings)
-        report.lves.append(replay_test(test, _label(test.folder, root)))
+        report.lves.append(replay_test(test, _label(test.folder, root), report.gone))
     return report

@@ -170,14 +170,31 @@ class Instance:
     line: int
 
 
-def read_instances(folder: Path) -> list[Instance]:
-    """Every instance of `folder/instances/*` (JSON lines), in file then line order."""
+def read_instances(folder: Path, gone: list[Path] | None = None) -> list[Instance]:
+    """Every instance of `folder/instances/*` (JSON lines), in file then line order. A
+    file listed but gone when read (deleted meanwhile, a dangling link) is skipped and
+    added to `gone`."""
     found: list[Instance] = []
     root = folder / "instances"
     if not root.is_dir():
         return found
-    for path in sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")):
-        data = read_limited(path, MAX_DATA_FILE_BYTES, "instances file", PromptFormatError)
+    try:
+        listed = sorted(
+            p
+            for p in root.iterdir()
+            if (p.is_file() or p.is_symlink()) and not p.name.startswith(".")
+        )
+    except FileNotFoundError:  # the folder itself went away after is_dir()
+        return found
+    for path in listed:
+        try:
+            data = read_limited(path, MAX_DATA_FILE_BYTES, "instances file", PromptFormatError)
+        except PromptFormatError:
+            if path.exists():
+                raise
+            if gone is not None:
+                gone.append(path)
+            continue
         for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
             if line.strip():
                 found.append(_instance(line, path, number))

@@ -1,5 +1,6 @@
-"""Tests files: a plain `tests.json` list, or `tests.filtered.json` (tests plus the
-rules they target), which a later run reads back as its test set (`--tests FILE`)."""
+"""Tests files: `tests.json` and `tests.filtered.json` (tests plus the rules they target),
+or a plain list of tests (`tests.json` of older runs), which a later run reads back as
+its test set (`--tests FILE`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from promptgen.errors import BadInputError
 from promptgen.jsonio import read_json
 from promptgen.results import Rule, Test
 
-_SHAPES = "a JSON list of tests (tests.json) or an object with a 'tests' list (tests.filtered.json)"
+_SHAPES = "an object with a 'tests' list (tests.json, tests.filtered.json) or a JSON list of tests"
 
 
 class TestsFile(BaseModel):
-    """The shape of `tests.filtered.json`: tests plus the rules they need."""
+    """The shape of `tests.json` and `tests.filtered.json`: tests plus the rules they need."""
 
     __test__ = False
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -38,7 +39,7 @@ def filtered_file_schema() -> dict[str, Any]:
 
 
 def load_tests_file(path: str | Path) -> tuple[list[Test], list[Rule]]:
-    """Tests (and rules) from `tests.filtered.json` or a plain `tests.json` list."""
+    """Tests (and rules) from `tests.json`, `tests.filtered.json` or a plain list of tests."""
     path = Path(path)
     data = read_json(path, "tests file", f"fix the JSON; the file must be {_SHAPES}")
     try:
@@ -68,7 +69,7 @@ def _check_links(path: Path, tests: list[Test], rules: list[Rule], with_rules: b
             raise BadInputError(f"test id {test.id} appears twice", file=path)
         seen.add(test.id)
     if not with_rules:
-        return  # a plain tests.json carries no rules; the run supplies them
+        return  # a plain list (an older tests.json) carries no rules; the run supplies them
     known = {r.id for r in rules}
     for test in tests:
         if test.rule_id and test.rule_id not in known:

@@ -11,6 +11,7 @@ from pathlib import Path
 from promptgen.context import Context, save_context
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
+from promptgen.report.review import tests_document
 
 TEST_COLUMNS = (
     "id",
@@ -166,9 +167,9 @@ def write_outputs(ctx: Context, folder: Path) -> list[Path]:
         "intent.txt": (ctx.intent or "") + "\n",
         "input_spec.txt": (ctx.input_spec or "") + "\n",
         "rules.md": rules_markdown(ctx),
-        "tests.json": json.dumps(
-            [t.model_dump(mode="json") for t in ctx.tests], indent=2, ensure_ascii=False
-        )
+        # the tests and the rules they target (and negate), as tests.filtered.json: a
+        # later run reads both back (--tests); a plain list (older runs) still loads
+        "tests.json": json.dumps(tests_document(ctx, ctx.tests), indent=2, ensure_ascii=False)
         + "\n",
         "tests.csv": tests_csv(ctx),
         "tests.md": tests_markdown(ctx),

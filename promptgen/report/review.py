@@ -82,15 +82,20 @@ def _rules_for(ctx: Context, tests: list[Test]) -> list[Rule]:
     return [r for r in ctx.all_rules if r.id in wanted]
 
 
-def filtered_document(ctx: Context, n: int) -> dict[str, Any]:
-    """`tests.filtered.json`: the n most important valid tests and their rules."""
-    tests = filtered_tests(ctx, n, invalid=False)
+def tests_document(ctx: Context, tests: list[Test]) -> dict[str, Any]:
+    """`tests` and the rules they need, as `tests.json` and `tests.filtered.json` hold
+    them (`--tests FILE` reads them back, rules and all)."""
     return {
         "prompt": ctx.prompt.name,
         "prompt_hash": ctx.prompt_hash,
         "tests": [t.model_dump(mode="json") for t in tests],
         "rules": [r.model_dump(mode="json") for r in _rules_for(ctx, tests)],
     }
+
+
+def filtered_document(ctx: Context, n: int) -> dict[str, Any]:
+    """`tests.filtered.json`: the n most important valid tests and their rules."""
+    return tests_document(ctx, filtered_tests(ctx, n, invalid=False))
 
 
 def write_review_files(ctx: Context, folder: Path, filter_n: int | None) -> list[Path]:

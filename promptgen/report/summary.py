@@ -122,6 +122,8 @@ def summary_markdown(
         lines += [f"- `{e.prompt}`: {n}" for e, n in notes]
     if skipped or others:
         lines += ["", "## Skipped files", ""]
+        if skipped:
+            lines += [f"{len(skipped)} file(s) skipped:", ""]
         lines += [f"- {path}: {reason}" for path, reason in skipped]
         if others:
             lines.append(f"- and {others} other file(s) of types no format reads")

@@ -179,6 +179,33 @@ def test_dry_run_lists_what_runs_and_what_is_skipped(
     assert fake.requests == [] and not (tmp_path / "promptgen-out").exists()
 
 
+def test_a_file_gone_when_read_is_skipped_with_a_note(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Issue 28 item 14: a file the walk lists but that is gone when read (here dangling
+    links) is skipped with a note on stderr and counted in the summary, not a failure."""
+    fake, _ = server
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "shout.prompty").write_text(GOOD)
+    (folder / "gone.prompty").symlink_to(folder / "deleted.prompty")
+    (folder / "notes.md").symlink_to(folder / "deleted.md")
+    result = evaluate(tmp_path, fake, "prompts")
+    assert result.returncode == 0, result.stderr
+    reason = "it was gone when read (deleted meanwhile, or a dangling link)"
+    assert result.stderr.splitlines() == [
+        f"promptgen: note: skipped prompts/gone.prompty: {reason}",
+        f"promptgen: note: skipped prompts/notes.md: {reason}",
+    ]
+    summary = (tmp_path / "promptgen-out" / "summary.md").read_text()
+    assert "1 prompt(s), 0 with an error; exit code 0." in summary
+    assert summary.endswith(
+        "## Skipped files\n\n2 file(s) skipped:\n\n"
+        f"- prompts/gone.prompty: {reason}\n- prompts/notes.md: {reason}\n"
+    )
+    assert set(rows(tmp_path / "promptgen-out" / "summary.csv")) == {"shout"}
+
+
 def test_globs_are_expanded_even_when_quoted(
     server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
 ) -> None:

@@ -601,3 +601,40 @@ def test_tests_file_into_a_new_folder_keeps_its_rules(
             assert ctx.rule(test.rule_id) is not None
     assert "(no rule)" not in (tmp_path / "later" / "report.md").read_text()
     assert all(r.metrics["compliance"].outcome == "ok" for r in ctx.test_runs)
+
+
+def test_tests_json_into_a_new_folder_keeps_its_rules_and_inverse_rules(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Issue 28 item 12: tests.json carries the rules (and inverse rules) of its tests, so
+    the inverse tests keep theirs in a new folder, where no inverse_rules stage runs."""
+    fake, _ = server
+    first = evaluate(tmp_path, fake)
+    assert first.returncode == 0, first.stderr
+    before = load_context(tmp_path / "out" / "context.json")
+    assert any(t.inverse for t in before.tests)
+    later = evaluate(
+        tmp_path, fake, "--tests", str(tmp_path / "out" / "tests.json"), "--models", "m1",
+        out="later",
+    )  # fmt: skip
+    assert later.returncode == 0, later.stderr
+    ctx = load_context(tmp_path / "later" / "context.json")
+    assert [t.id for t in ctx.tests] == [t.id for t in before.tests]
+    for test in ctx.tests:
+        if test.rule_id is not None:
+            assert ctx.rule(test.rule_id) == before.rule(test.rule_id), test.rule_id
+    report = (tmp_path / "later" / "report.md").read_text()
+    unruled = sum(t.rule_id is None for t in before.tests)  # the prompt's sample
+    assert f"| (no rule) | tests that target no known rule | 100.0% ({unruled}) |" in report
+    assert ctx.inverse_rules == before.inverse_rules
+    for rule in ctx.inverse_rules:
+        assert f"| {rule.id} | {rule.text} | 100.0% (1) |" in report
+    written = json.loads((tmp_path / "out" / "tests.json").read_text())
+    assert list(written) == ["prompt", "prompt_hash", "tests", "rules"]
+    assert (written["prompt"], written["prompt_hash"]) == (before.prompt.name, before.prompt_hash)
+    assert written["tests"] == [t.model_dump(mode="json") for t in before.tests]
+    targeted = {t.rule_id for t in before.tests if t.rule_id}
+    negated = {r.inverse_of for r in before.inverse_rules if r.id in targeted}
+    assert [r["id"] for r in written["rules"]] == [
+        r.id for r in before.all_rules if r.id in targeted | negated
+    ]

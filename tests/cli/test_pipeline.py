@@ -70,7 +70,7 @@ def check_context(out: Path) -> None:
             assert test.inverse == rules[test.rule_id].inverse  # never mislabelled
         assert set(test.inputs) <= set(ctx.prompt.inputs)
     assert all(r.status == "done" for r in ctx.stages.values()), ctx.stages
-    assert len(json.loads((out / "tests.json").read_text())) == len(ctx.tests)
+    assert len(json.loads((out / "tests.json").read_text())["tests"]) == len(ctx.tests)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)

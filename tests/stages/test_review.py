@@ -282,17 +282,30 @@ def test_filtered_file_brings_the_rule_an_inverse_negates(tmp_path: Path) -> Non
     assert rules == [ctx.rules[0], ctx.inverse_rules[0]]
 
 
-def test_plain_tests_json_loads(tmp_path: Path) -> None:
+def test_tests_json_carries_its_rules(tmp_path: Path) -> None:
     ctx = rated_context()
     write_outputs(ctx, tmp_path)
+    data = json.loads((tmp_path / "tests.json").read_text())
+    assert list(data) == ["prompt", "prompt_hash", "tests", "rules"]
+    jsonschema.validate(data, filtered_file_schema())
     tests, rules = load_tests_file(tmp_path / "tests.json")
+    assert tests == ctx.tests
+    assert rules == [*ctx.rules, *ctx.inverse_rules]  # the inverse test's rule too
+
+
+def test_plain_tests_list_still_loads(tmp_path: Path) -> None:
+    """tests.json of older runs: a plain list of tests, without rules."""
+    ctx = rated_context()
+    path = tmp_path / "tests.json"
+    path.write_text(json.dumps([t.model_dump(mode="json") for t in ctx.tests]))
+    tests, rules = load_tests_file(path)
     assert tests == ctx.tests and rules == []
 
 
 BAD_FILES: list[tuple[str, str, str]] = [
     ("broken.json", '{\n  "tests": [\n    {"id": }\n  ]\n}', "broken.json:3: not valid JSON"),
     ("empty.json", "", "empty.json:1: not valid JSON"),
-    ("shape.json", '"just text"', "not a tests file: expected a JSON list of tests"),
+    ("shape.json", '"just text"', "not a tests file: expected an object with a 'tests' list"),
     ("other.json", '{"rules": []}', "not a tests file"),
     ("noid.json", '[{"inputs": {}}]', "not a valid tests file: 0.id: Field required"),
     ("field.json", '{"tests": [{"id": "t", "bogus": 1}]}', "tests.0.bogus: Extra inputs"),
