@@ -3,13 +3,18 @@
 Arguments are files, folders (searched recursively) and globs (`samples/**/*.prompty`,
 expanded here, so a quoted glob works). A file named as an argument is run whatever it
 holds (an error is that prompt's failure). A file found in a folder or by a glob is run
-only when detection says it is a prompt; the others are skipped, each with its reason:
+only when detection says it is a prompt, unless `--include GLOB` names it (it runs) or
+`--exclude GLOB` does (it is skipped; --include wins); the others are skipped, each with
+its reason:
 
 - a metric (`*.metric.prompty`) or a Verdict-style judge template (`*.verdict.md`):
   metrics of other prompts, not prompts to test;
 - a saved run (`context.json`), JSON data, JSON lines, or any file detection refuses;
 - README-like documentation (README, CHANGELOG, LICENSE, ... as .md or .txt), and a
   prompt's instruction list (`*.instructions.txt`, read by `bench/quality.py`);
+- a plain `.md` or `.txt` that does not read as a prompt: no placeholder and no line
+  addressed to a model ("You are...", "Write...", "Summarize...", "Classify...",
+  "Reply..."), such as notes, a changelog or setup instructions;
 - a file another prompt of the batch reads when it loads: a Promptarchitect system role
   or test sample, an LVE `prompt_file`, a samples file or a `${file:...}` reference;
 - a file of a type no format reads (counted, not listed);
@@ -21,8 +26,10 @@ Hidden files and folders, and the batch's own output folder, are never searched.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +37,7 @@ from pathlib import Path
 from promptgen.api import slug
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.formats import SUFFIXES, load_prompt, read_text
+from promptgen.formats.body import split_frontmatter
 from promptgen.formats.detect import CONTEXT, detect, json_kind
 from promptgen.jsonio import recording_reads
 from promptgen.model import PromptUnderTest
@@ -45,6 +53,61 @@ DOCUMENTATION = frozenset({
 INSTRUCTIONS = ".instructions.txt"
 _NOT_SEARCHED = frozenset({"__pycache__", "node_modules"})
 GONE = "it was gone when read (deleted meanwhile, or a dangling link)"
+# What makes a plain .md or .txt read as a prompt: a placeholder outside code, or a line
+# (not a heading or a list item) that opens with an instruction to a model.
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Za-z_][\w.]*\}")
+_VERBS = (
+    "write|summari[sz]e|classify|reply|respond|translate|rewrite|extract|generate|explain|"
+    "describe|answer|rate|grade|score|label|categori[sz]e|identify|determine|evaluate|"
+    "assess|judge|compare|paraphrase|simplify|shorten|draft|compose|create|produce|"
+    "suggest|recommend|convert|analy[sz]e|proofread|critique|decide|imagine|pretend|given"
+)
+_ADDRESSED = re.compile(
+    r"(?:(?:system|user|assistant)\s*:\s*)?(?:"
+    r"you(?:'re|'ll)?\b(?!\s+(?:can|could|may|might)\b)"
+    r"|your\s+(?:task|job|role|goal|answer|reply|response)\b"
+    r"|act\s+as\b|as\s+an?\s+\w[^.\n]*,\s*you\b"
+    rf"|(?:please\s+)?(?:{_VERBS})\b(?!\s*:)(?=\s+\S)"
+    r")",
+    re.I,
+)
+_NOT_PROSE = re.compile(r"\s*(?:#|>|[-*+]\s|\d+[.)]\s|\|)")
+NOT_A_PROMPT = (
+    "not a prompt: no placeholder and no instruction to a model (You are..., Write..., "
+    "Summarize...); --include it to run it"
+)
+
+
+def reads_as_prompt(text: str) -> bool:
+    """Whether a plain .md or .txt (frontmatter aside) reads as a prompt: a placeholder
+    outside code, or a prose line that opens with an instruction to a model."""
+    try:
+        body = split_frontmatter(text, "", require_close=False).body
+    except PromptgenError:
+        body = text
+    prose = _CODE.sub(" ", body)
+    if _PLACEHOLDER.search(prose):
+        return True
+    return any(
+        _ADDRESSED.match(line.strip()) and not _NOT_PROSE.match(line) for line in prose.splitlines()
+    )
+
+
+def _matches(path: Path, patterns: Sequence[str]) -> str | None:
+    """The first glob that names `path`: matched against the path as found (`*` also
+    crosses folders, `**/` may be empty) or, from the right, against its last parts."""
+    shown = path.as_posix()
+    for pattern in patterns:
+        loose = pattern.replace("**/", "")
+        if fnmatch.fnmatch(shown, pattern) or fnmatch.fnmatch(shown, loose):
+            return pattern
+        try:
+            if path.match(pattern) or path.match(loose):
+                return pattern
+        except ValueError:  # an empty or absolute pattern PurePath.match refuses
+            continue
+    return None
 
 
 @dataclass
@@ -86,9 +149,15 @@ def is_batch(args: Sequence[str]) -> bool:
     return Path(arg).is_dir() or (glob.has_magic(arg) and not Path(arg).exists())
 
 
-def find_prompts(args: Sequence[str], out: Path) -> Plan:
+def find_prompts(
+    args: Sequence[str],
+    out: Path,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Plan:
     """The prompts of `args` and the files skipped, in argument order (each folder and
-    glob sorted). An argument that matches nothing is an error (exit code 2)."""
+    glob sorted). A found file an `include` glob names runs, one an `exclude` glob names
+    is skipped (include wins). An argument that matches nothing is an error (exit 2)."""
     given: list[Path] = []
     searched: list[Path] = []
     for arg in args:
@@ -107,7 +176,7 @@ def find_prompts(args: Sequence[str], out: Path) -> Plan:
                 searched += _walk(match, out) if match.is_dir() else [match]
         else:
             raise BadInputError(f"{arg}: no such file or folder", hint="check the path")
-    return _classify(given, searched)
+    return _classify(given, searched, include, exclude)
 
 
 def _walk(folder: Path, out: Path) -> list[Path]:
@@ -125,16 +194,24 @@ def _walk(folder: Path, out: Path) -> list[Path]:
     return files
 
 
-def _classify(given: list[Path], searched: list[Path]) -> Plan:
+def _classify(
+    given: list[Path], searched: list[Path], include: Sequence[str], exclude: Sequence[str]
+) -> Plan:
     plan = Plan([], [])
     seen: set[Path] = set()
+    forced: set[Path] = set()
     for path, named in [*((p, True) for p in given), *((p, False) for p in searched)]:
         key = path.resolve()
         if key in seen:
             continue
         seen.add(key)
-        if named:
+        if named or _matches(path, include):
+            forced.add(key)
             plan.prompts.append(_load(path, None))
+            continue
+        excluded = _matches(path, exclude)
+        if excluded is not None:
+            plan.skipped.append(Skipped(path, f"excluded by --exclude {excluded}"))
             continue
         if not path.name.lower().endswith(CANDIDATES):
             plan.others += 1
@@ -147,8 +224,7 @@ def _classify(given: list[Path], searched: list[Path]) -> Plan:
             plan.skipped.append(Skipped(path, verdict))
         else:
             plan.prompts.append(verdict)
-    named_files = {p.resolve() for p in given}
-    _drop_used(plan, named_files)
+    _drop_used(plan, forced)
     _unique_slugs(plan.prompts)
     return plan
 
@@ -174,6 +250,8 @@ def _look(path: Path) -> Found | str:
         return "a saved run (context.json): pass it alone to resume it"
     if fmt == "verdict":
         return "a Verdict-style judge template (a metric: use it with --metric)"
+    if fmt in ("markdown", "text") and not reads_as_prompt(text):
+        return NOT_A_PROMPT
     return _load(path, fmt)
 
 

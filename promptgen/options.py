@@ -478,6 +478,26 @@ class Run(_Group):
     dry_run: Annotated[
         bool, Opt("Print the planned calls per stage; call nothing.", RUN, persist=False)
     ] = False
+    include: Annotated[
+        list[str],
+        Opt(
+            "In a batch, run the files found in folders or by globs that GLOB names, "
+            "whatever they hold (repeatable; docs/runs.md).",
+            RUN,
+            parse="repeat",
+            persist=False,
+        ),
+    ] = Field(default_factory=list)
+    exclude: Annotated[
+        list[str],
+        Opt(
+            "In a batch, skip the files found in folders or by globs that GLOB names "
+            "(repeatable; --include wins; a file named as an argument always runs).",
+            RUN,
+            parse="repeat",
+            persist=False,
+        ),
+    ] = Field(default_factory=list)
     batch: Annotated[
         bool,
         Opt(

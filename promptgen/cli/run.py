@@ -254,7 +254,7 @@ def execute_batch(args: list[str], options: Options) -> int:
             )
     from promptgen.batch import batch_out, run_batch, summary_text
 
-    plan = find_prompts(args, batch_out(options))
+    plan = find_prompts(args, batch_out(options), options.run.include, options.run.exclude)
     for gone in plan.gone:  # listed, then gone when read: skipped, not an error
         print(f"promptgen: note: skipped {gone.path}: {gone.reason}", file=sys.stderr)
     if not plan.prompts:
@@ -270,6 +270,11 @@ def execute_batch(args: list[str], options: Options) -> int:
         if not quiet:
             print(f"promptgen: {line}", file=sys.stderr, flush=True)
 
+    if plan.skipped:
+        say(
+            f"{len(plan.skipped)} file(s) skipped, not prompts to run (--dry-run lists them "
+            "with the reason; --include GLOB runs one)"
+        )
     batch = run_batch(plan, options, say)
     for failed in (r for r in batch.runs if r.error is not None):
         print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)

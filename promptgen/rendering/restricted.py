@@ -124,8 +124,15 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
         return method(*args, **kwargs)
 
     def _eval_formattedvalue(self, node: ast.FormattedValue) -> Any:
-        """An f-string field: its width is sized before it is formatted."""
+        """An f-string field (`!r`, `!s`, `!a` applied): its width is sized before it is
+        formatted."""
         value = self._eval(node.value)
+        if node.conversion == ord("s"):
+            value = str(value)
+        elif node.conversion == ord("r"):
+            value = repr(value)
+        elif node.conversion == ord("a"):
+            value = ascii(value)
         if node.format_spec is None:
             return value
         spec = str(self._eval(node.format_spec))

@@ -12,17 +12,22 @@ letter or digit, so an e-mail address or `@mention` stays text.
 Placeholders: every `{...}` not next to another brace is one Python expression over
 `source` and `input` (the input values, as records: `{source.reply}`), `previous` (the
 outputs of earlier steps) and `unit` (the step itself), evaluated by
-promptgen.rendering.restricted. `{{` and `}}` are not escapes: Verdict only warns about
-them and sends them as written, and so does promptgen. Every placeholder is replaced in
-one pass (Verdict's successive `str.replace` could also rewrite text that an earlier
-value brought in).
+promptgen.rendering.restricted. A placeholder ends at the brace that closes it as Python
+reads it (strings and f-strings tokenized), so `{"\n".join(f"{i+1}. {x}" for ...)}` is
+one expression; braces that do not make one expression fall back to Verdict's own rule
+(the nearest `}`). `{{` and `}}` are not escapes: Verdict only warns about them and sends
+them as written, and so does promptgen. Every placeholder is replaced in one pass
+(Verdict's successive `str.replace` could also rewrite text that an earlier value
+brought in).
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import tokenize
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +35,7 @@ from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.rendering.pyformat import MissingInput
 from promptgen.rendering.restricted import (
     FUNCTIONS,
+    MAX_SOURCE_CHARS,
     ExpressionFailed,
     ExpressionRefused,
     Record,
@@ -44,7 +50,8 @@ NAMES = ("source", "input", "previous", "unit")
 INPUT_NAMES = ("source", "input")
 _BUILTINS = {*FUNCTIONS, "re", "True", "False", "None"}
 _SECTION = re.compile(r"(?<![\w@])@(system|user|no_format)\b")
-_PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}]+?)\}(?!\})")
+_SIMPLE = re.compile(r"\{([^{}]+?)\}(?!\})")  # Verdict's rule, after an unbraced `{`
+_OPEN, _CLOSE = "([{", ")]}"
 _SHOWN = 80
 
 
@@ -130,8 +137,79 @@ def sections(text: str) -> list[tuple[str, str]]:
     return [(s.role, s.content) for s in parse_template(text).sections]
 
 
-def placeholders(source: str) -> Iterator[re.Match[str]]:
-    return _PLACEHOLDER.finditer(source)
+@dataclass(frozen=True)
+class Placeholder:
+    start: int  # offset of the opening brace
+    end: int  # offset after the closing brace
+    expr: str  # the text between them
+
+
+def _closing(source: str, start: int) -> tuple[int | None, int]:
+    """Where the Python expression in the brace at `start` closes (the offset after its
+    `}`), read with `tokenize` so strings and f-strings keep their own braces; None when
+    the braces do not balance within MAX_SOURCE_CHARS. Also how many characters it read."""
+    chunk = source[start : start + MAX_SOURCE_CHARS + 2]
+    starts = [0]
+    for line in chunk.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    stack: list[str] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(chunk).readline):
+            if token.type in (tokenize.ERRORTOKEN, tokenize.ENDMARKER):
+                break
+            if token.type != tokenize.OP:
+                continue
+            if token.string in _OPEN:
+                stack.append(_CLOSE[_OPEN.index(token.string)])
+            elif token.string in _CLOSE:
+                if not stack or stack.pop() != token.string:
+                    break
+                if not stack:
+                    row, col = token.end
+                    return start + starts[row - 1] + col, starts[row - 1] + col
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return None, len(chunk)
+
+
+def _expression(text: str) -> bool:
+    try:
+        ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def placeholders(source: str) -> list[Placeholder]:
+    """Every placeholder, in order: a `{` not next to another brace opens one, which ends
+    where the Python expression closes; where the braces make no expression (or the
+    scan's budget is spent), Verdict's rule decides: the nearest `}` not followed by
+    another, with no brace between."""
+    found: list[Placeholder] = []
+    budget = 4 * len(source) + MAX_SOURCE_CHARS  # what tokenizing may read in all
+    pos = source.find("{")
+    while pos >= 0:
+        if (pos and source[pos - 1] == "{") or source.startswith("{", pos + 1):
+            pos = source.find("{", pos + 1)
+            continue
+        simple = _SIMPLE.match(source, pos)
+        end: int | None = None
+        if simple is None or any(q in simple.group(1) for q in "'\""):
+            if budget > 0:
+                end, read = _closing(source, pos)
+                budget -= read
+            if end is not None and (
+                source.startswith("}", end) or not _expression(source[pos + 1 : end - 1])
+            ):
+                end = None
+        if end is None and simple is not None:
+            end = simple.end()
+        if end is None:
+            pos = source.find("{", pos + 1)
+            continue
+        found.append(Placeholder(pos, end, source[pos + 1 : end - 1]))
+        pos = source.find("{", end)
+    return found
 
 
 def _shown(expr: str) -> str:
@@ -139,8 +217,8 @@ def _shown(expr: str) -> str:
     return "{" + (text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…") + "}"
 
 
-def _line(source: str, match: re.Match[str]) -> int:
-    return source.count("\n", 0, match.start()) + 1
+def _line(source: str, match: Placeholder) -> int:
+    return source.count("\n", 0, match.start) + 1
 
 
 def _refused(expr: str, err: ExpressionRefused, line: int) -> RenderError:
@@ -197,7 +275,7 @@ def _check_one(expr: str, line: int) -> list[str]:
 def check(source: str) -> None:
     """Raise RenderError (TemplateSecurityError when refused) for a bad placeholder."""
     for match in placeholders(source):
-        _check_one(match.group(1), _line(source, match))
+        _check_one(match.expr, _line(source, match))
 
 
 def _subscript_keys(expr: str, root: str) -> list[str]:
@@ -228,8 +306,8 @@ def variables(source: str) -> list[str]:
     "reply"), in order of first use."""
     found: list[str] = []
     for match in placeholders(source):
-        _check_one(match.group(1), _line(source, match))
-        for name in _input_names(match.group(1)):
+        _check_one(match.expr, _line(source, match))
+        for name in _input_names(match.expr):
             if name not in found:
                 found.append(name)
     return found
@@ -239,7 +317,7 @@ def roots(source: str) -> list[str]:
     """Which of source, input, previous and unit the placeholders read."""
     found: list[str] = []
     for match in placeholders(source):
-        for name in _check_one(match.group(1), _line(source, match)):
+        for name in _check_one(match.expr, _line(source, match)):
             if name in NAMES and name not in found:
                 found.append(name)
     return found
@@ -316,14 +394,18 @@ def render(
         "unit": None if unit is None else to_record(unit),
     }
 
-    def value(match: re.Match[str]) -> str:
-        expr, line = match.group(1), _line(source, match)
+    def value(match: Placeholder) -> str:
+        expr, line = match.expr, _line(source, match)
         used = _check_one(expr, line)
         missing = _missing(expr, used, names)
         if missing is not None:
             if strict:
                 raise MissingInput(missing, line)
-            return match.group(0)
+            return source[match.start : match.end]
         return str(_plain(_evaluate(expr, names, line)))
 
-    return _PLACEHOLDER.sub(value, source)
+    parts, done = [], 0
+    for match in placeholders(source):
+        parts += [source[done : match.start], value(match)]
+        done = match.end
+    return "".join([*parts, source[done:]])

@@ -333,3 +333,144 @@ def test_an_inline_prompt(server: tuple[FakeLLM, PipelineResponder], tmp_path: P
     assert "--prompt TEXT and a prompt file (prompts) both given" in both.stderr
     empty = promptgen(tmp_path, "--prompt", " ")
     assert empty.returncode == 2 and "--prompt is empty" in empty.stderr
+
+
+NOTES = """Meeting notes, 12 May
+
+- write the blog post about the new prompts
+- Summarize the feedback for Anna
+- ask Bob about the budget
+"""
+SETUP = """How to set up the project
+
+1. Install Python 3.11.
+2. Run `make` in this folder.
+You can then run the prompts.
+"""
+CHANGES = "# Release notes\n\n## 1.2.0\n\n- Fixed the CSV export.\n- Added `{{name}}` support.\n"
+GUIDE = "# Our prompts\n\nThis folder holds the prompts of the support team.\n"
+ASK = "Summarize the text below in one sentence.\n\n{{text}}\n"
+PERSONA = "# Travel agent\n\nYou are a travel agent. Suggest three trips for the budget given.\n"
+FILL = "Dear customer,\n\nyour order {order} has shipped.\n"
+
+
+def text_files(root: Path) -> Path:
+    folder = root / "prompts"
+    folder.mkdir()
+    (folder / "shout.prompty").write_text(GOOD)
+    for name, text in {
+        "notes.txt": NOTES,
+        "instructions.txt": SETUP,
+        "release-notes.md": CHANGES,
+        "guide.md": GUIDE,
+        "ask.txt": ASK,
+        "persona.md": PERSONA,
+        "fill.txt": FILL,
+    }.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def listing(result: subprocess.CompletedProcess[str]) -> tuple[list[str], list[str]]:
+    lines = result.stdout.splitlines()
+    run = [ln.split()[1] for ln in lines if ln.startswith("  run ")]
+    return run, [ln[len("  skip   ") :] for ln in lines if ln.startswith("  skip ")]
+
+
+def test_text_files_run_when_they_read_as_prompts(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    text_files(tmp_path)
+    result = promptgen(tmp_path, "prompts", "--dry-run", "--api-base", fake.url)
+    assert result.returncode == 0, result.stderr
+    run, skipped = listing(result)
+    assert run == [
+        "prompts/ask.txt",
+        "prompts/fill.txt",
+        "prompts/persona.md",
+        "prompts/shout.prompty",
+    ]
+    reason = (
+        "not a prompt: no placeholder and no instruction to a model (You are..., Write..., "
+        "Summarize...); --include it to run it"
+    )
+    assert skipped == [
+        f"prompts/guide.md: {reason}",
+        f"prompts/instructions.txt: {reason}",
+        f"prompts/notes.txt: {reason}",
+        f"prompts/release-notes.md: {reason}",
+    ]
+    assert "4 file(s) skipped:" in result.stdout and fake.requests == []
+
+
+def test_include_and_exclude_settle_it(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    text_files(tmp_path)
+    args = ("--include", "notes.txt", "--include", "prompts/*-notes.md", "--exclude", "*.md")
+    result = promptgen(tmp_path, "prompts", "--dry-run", "--api-base", fake.url, *args)
+    assert result.returncode == 0, result.stderr
+    run, skipped = listing(result)
+    assert run == [
+        "prompts/ask.txt",
+        "prompts/fill.txt",
+        "prompts/notes.txt",
+        "prompts/release-notes.md",
+        "prompts/shout.prompty",
+    ]
+    assert skipped[0] == "prompts/guide.md: excluded by --exclude *.md"
+    assert skipped[2] == "prompts/persona.md: excluded by --exclude *.md"
+    assert [s.split(":")[0] for s in skipped] == [
+        "prompts/guide.md",
+        "prompts/instructions.txt",
+        "prompts/persona.md",
+    ]
+    # a file named on the command line is a prompt, whatever it holds or excludes
+    named = promptgen(
+        tmp_path, "prompts/notes.txt", "prompts/guide.md", "--exclude", "*", "--dry-run",
+        "--api-base", fake.url,
+    )  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    assert listing(named) == (["prompts/notes.txt", "prompts/guide.md"], [])
+    empty = promptgen(tmp_path, "prompts", "--include", " ", "--dry-run")
+    assert empty.returncode == 2
+    assert empty.stderr == "promptgen: error: --include is empty; give a value or drop the flag\n"
+
+
+def test_a_batch_says_how_many_files_it_skipped(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    folder = text_files(tmp_path)
+    for name in ("ask.txt", "fill.txt", "persona.md"):
+        (folder / name).unlink()
+    result = promptgen(tmp_path, "prompts", "--effort", "min", "--api-base", fake.url)
+    assert result.returncode == 0, result.stderr
+    skipped = [ln for ln in result.stderr.splitlines() if "skipped" in ln and "file(s)" in ln]
+    assert skipped == [
+        "promptgen: 4 file(s) skipped, not prompts to run (--dry-run lists them with the "
+        "reason; --include GLOB runs one)"
+    ]
+    assert not (tmp_path / "promptgen-out" / "notes").exists()
+    assert set(rows(tmp_path / "promptgen-out" / "summary.csv")) == {"shout"}
+
+
+def test_every_corpus_text_prompt_is_found() -> None:
+    corpus = REPO.parent / "shared" / "corpus"
+    if not corpus.is_dir():
+        pytest.skip("../shared/corpus is absent")
+    from promptgen.discover import find_prompts
+
+    plan = find_prompts([str(corpus)], REPO / "promptgen-out")
+    texts = [
+        str(f.path.relative_to(corpus)) for f in plan.prompts if f.format in ("markdown", "text")
+    ]
+    assert texts == ["promptpex/samples/demo/entities.md"]
+    assert len(plan.prompts) == 247
+    samples = find_prompts([str(REPO / "samples")], REPO / "promptgen-out")
+    assert sorted(f.path.name for f in samples.prompts if f.format in ("markdown", "text")) == [
+        "commit-message.txt",
+        "haiku.md",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,9 @@ def test_a_template_without_a_user_message_is_an_error() -> None:
         ("{sum(j.score for j in previous.judge) / len(previous.judge)}", "3.6666666666666665"),
         ('{"\\n".join(str(i + 1) + ". " + c for i, c in enumerate(previous.rubric.rubric))}',
          "1. be exact\n2. be short"),
+        ('{"\\n".join(f"{i+1}. {item}" for i, item in enumerate(previous.rubric.rubric))}',
+         "1. be exact\n2. be short"),
+        ('{source.reply + "}"} {f"{source.count:>3}|{source.reply!r}"}', "Thanks!}   3|'Thanks!'"),
         ("{unit.scale} / {unit.choices[-1]}", "1 to 5 / 5"),
         ("{source.count * 2} {source.flag} {source.missing_ok is None}", "6 True True"),
     ],
@@ -164,6 +168,9 @@ def test_a_missing_input_raises_or_stays_when_not_strict() -> None:
         ("{" + "[" * 150 + "1" + "]" * 150 + "}", "refused: expression nested"),
         ("{open('/etc/passwd')}", "refused: function 'open' is not allowed"),
         ("{source.x.format_map(source)}", "refused: this method is not available"),
+        ('{f"{source.__class__}"}', 'placeholder {f"{source.__class__}"} refused: names starting'),
+        ('{f"{source.x:>{10 ** 9}}"}', "refused: a format width over 1,000,000 characters"),
+        ('{"-".join(f"{__import__(1)}" for c in "ab")}', "refused: names starting with _"),
     ],
 )  # fmt: skip
 def test_hostile_placeholders_are_refused_in_one_line(template: str, message: str) -> None:
@@ -184,6 +191,40 @@ def test_plain_mistakes_are_template_errors_with_a_hint() -> None:
     )
     with pytest.raises(RenderError, match=r"name 'reply' is not defined .*write \{source.reply\}"):
         check("line\n{reply}")
+
+
+DOCUMENTED = (  # Verdict's own documented rubric form (../shared/reference/peers.md)
+    '{"\\n".join(f"{i+1}. {x}" for i,x in enumerate(previous.rubric))}'
+)
+
+
+def test_a_placeholder_is_one_python_expression_with_its_own_braces() -> None:
+    previous = previous_of([("rubric", {"rubric": ["Is it correct?", "Is it brief?"]})])
+    text = f"Criteria:\n{DOCUMENTED}\nAnswer: {{source.output}}"
+    assert variables(text) == ["output"]
+    assert render(text, {"output": "Paris."}, previous=previous) == (
+        "Criteria:\n1. Is it correct?\n2. Is it brief?\nAnswer: Paris."
+    )
+    # braces that are not one expression stay text, as Verdict leaves them
+    literal = 'Answer as {"grade": {"x": 1}} or {{"grade": 3}} or {{source.x}}; {source.x}'
+    assert variables(literal) == ["x"]
+    assert render(literal, {"x": "X"}) == (
+        'Answer as {"grade": {"x": 1}} or {{"grade": 3}} or {{source.x}}; X'
+    )
+    with pytest.raises(RenderError) as info:
+        check('line\n{"-".join(f"{i}" for j in "ab")}')
+    assert info.value.line == 2
+    assert info.value.one_line() == (
+        'placeholder {"-".join(f"{i}" for j in "ab")}: name \'i\' is not defined '
+        "(a Verdict template reads source, input, previous, unit; write {source.i} for an input)"
+    )
+
+
+def test_many_unclosed_braces_are_scanned_in_bounded_time() -> None:
+    text = "{a" * 50_000 + " {source.x}"
+    started = time.monotonic()
+    assert render(text, {"x": "X"}).endswith("{a{a X")
+    assert time.monotonic() - started < 5
 
 
 # -- through the loader and render.py -----------------------------------------------------------
@@ -273,6 +314,18 @@ def test_every_fixture_renders_as_verdict_renders_it() -> None:
         "replace": "@user\n{source.text} and {{source.text}}\n",
     }
     batch = [{"template": t, "source": {"text": "Fine work."}} for t in differences.values()]
+    # Verdict's documented rubric form: its own regex splits it at the f-string's braces and
+    # fails on {i+1}; promptgen reads it as one expression, as the document shows it
+    rubric = (FIXTURES / "rubric.verdict.md").read_text()
+    documented = rubric.replace(rubric.splitlines()[4], DOCUMENTED)
+    assert documented != rubric
+    batch.append(
+        {
+            "template": documented,
+            "source": cases["rubric"]["source"],
+            "previous": _plain_previous(cases["rubric"]),
+        }
+    )
     batch += [
         {
             "template": (FIXTURES / f"{name}.verdict.md").read_text(),
@@ -302,7 +355,21 @@ def test_every_fixture_renders_as_verdict_renders_it() -> None:
     assert render("{source.text} and {{source.text}}", {"text": "Fine work."}) == (
         "Fine work. and {{source.text}}"
     )
-    theirs = dict(zip(names, answers[2:], strict=True))
+    assert answers[2]["error"].startswith(
+        "PromptError: \nFailed to evaluate Prompt placeholder 'i+1'"
+    )
+    theirs = dict(zip(names, answers[3:], strict=True))
+    steps = previous_of([(n, o) for n, o in cases["rubric"]["previous"]])
+    ours = {
+        role: render(content, cases["rubric"]["source"], previous=steps)
+        for role, content in sections(documented)
+    }
+    assert ours == {
+        "system": "You grade against criteria.",
+        "user": "Criteria:\n1. Is it correct?\n2. Is it brief?\n"
+        "Answer to grade: Paris is the capital.\nCriteria count: 2",
+    }
+    assert ours == theirs["rubric"]  # the same text as Verdict gives for its str() form
     for name in names:
         assert _promptgen(name, cases[name]) == theirs[name], name
     # what the fixtures show, in values
