@@ -177,6 +177,12 @@ class Runner:
         if not items:
             record.status, record.error = "done", None
             record.failures.clear()
+            if name in self.llm.usage.totals.by_stage:  # its calls were made in another's
+                # turn (judging streamed with the runs): said like any stage's, the bar full
+                record.calls_planned, record.duration_s = self.planned.get(name), None
+                self.save()
+                self.reporter.update(self.llm.usage.totals.by_stage)
+                self.reporter.stage_finished(record)
             return True
         record.calls_planned = self.planned.get(name)
         record.status, record.error = "running", None
