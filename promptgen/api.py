@@ -296,7 +296,7 @@ async def run_async(
             ctx,
             cfg,
             gateway,
-            reporter or PlainReporter(quiet=True),
+            reporter or PlainReporter(quiet=True, warnings=False),
             (lambda c: save_context(c, path)) if save else (lambda c: None),
         )
         return await runner.run()

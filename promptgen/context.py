@@ -144,6 +144,17 @@ class Context(BaseModel):
         return next((t for t in self.tests if t.id == test_id), None)
 
     @property
+    def batch_fallbacks(self) -> list[str]:
+        """With --batch: why a model's calls went one by one (no Batch API, a batch
+        refused), one line per model, from the stages' notes (`batch|MODEL`)."""
+        found: dict[str, str] = {}
+        for record in self.stages.values():
+            for key, note in record.notes.items():
+                if key.startswith("batch|"):
+                    found.setdefault(key.removeprefix("batch|"), note)
+        return sorted(found.values())
+
+    @property
     def models_run(self) -> list[str]:
         """Models under test with at least one run, in first-run order."""
         return list(dict.fromkeys(r.model for r in self.test_runs))

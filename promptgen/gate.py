@@ -13,6 +13,7 @@ from promptgen.context import Context
 from promptgen.errors import PromptgenError
 from promptgen.pipeline import unfinished
 from promptgen.report.overview import overall_compliance
+from promptgen.selection import eval_tests
 
 
 class QualityGateError(PromptgenError):
@@ -41,6 +42,24 @@ def evaluation_failures(ctx: Context) -> Failures:
     return Failures(calls=len(items), failed=sum(e is not None for e in items))
 
 
+def not_evaluated(ctx: Context, cfg: RunConfig) -> str | None:
+    """Why models were named and no test ran on them (None: some did, or none named)."""
+    if not cfg.models or ctx.test_runs or unfinished(ctx, cfg, "generation"):
+        return None
+    if eval_tests(ctx, cfg):
+        return None  # tests to run, but not run: a runtime failure, said by its stage
+    flagged = [t for t in ctx.tests if t.flagged]
+    why = "no test to run"
+    if flagged and cfg.safety and not cfg.ev.keep_unsafe:
+        why = (
+            f"the safety screen flagged {len(flagged)} of {len(ctx.tests)} tests and the "
+            "others were invalid or filtered out (--keep-unsafe runs the flagged ones)"
+            if len(flagged) < len(ctx.tests)
+            else f"the safety screen flagged all {len(ctx.tests)} tests (--keep-unsafe runs them)"
+        )
+    return f"nothing was evaluated on {', '.join(cfg.models)}: {why}"
+
+
 def gate(ctx: Context, cfg: RunConfig) -> None:
     """Raise the error whose exit code this run deserves; return when it is 0.
 
@@ -53,6 +72,9 @@ def gate(ctx: Context, cfg: RunConfig) -> None:
             f"stages did not finish: {', '.join(left)}",
             hint="re-run the same command to resume",
         )
+    nothing = not_evaluated(ctx, cfg)
+    if nothing is not None and (fail_under is not None or fail_on_error is not None):
+        raise QualityGateError(nothing)
     failures = evaluation_failures(ctx)
     allowed = fail_on_error if fail_on_error is not None else 0.0
     if failures.failed and failures.rate > allowed:

@@ -121,7 +121,7 @@ async def mutate_async(
     ctx, cfg = prepared.ctx, prepared.cfg
     gateway = llm or LLM(cfg.settings)
     path = prepared.out / CONTEXT_FILE
-    reporter = reporter or PlainReporter(quiet=True)
+    reporter = reporter or PlainReporter(quiet=True, warnings=False)
     base = ctx.usage.model_copy(deep=True)  # the gateway's totals add to it
     try:
         if unfinished(ctx, cfg):

@@ -99,6 +99,11 @@ def critical_path(cfg: RunConfig) -> int:
     return max(depth.values(), default=0)
 
 
+def batch_warning(note: str) -> str:
+    """The line said when --batch fell back to calls one by one for a model."""
+    return f"--batch: {note}, at the normal price (not the batch rate)"
+
+
 class Runner:
     """Runs every stage of one context, saving after every unit (at most every
     SAVE_INTERVAL seconds: answers finished since are in the response cache)."""
@@ -119,6 +124,7 @@ class Runner:
         self.planned = plan(ctx, cfg)
         self._finished = {name: asyncio.Event() for name in STAGES}
         self._complete: dict[str, bool] = {}
+        self._warned: set[str] = set()
         ctx._checkpoint = self.checkpoint
         llm.use_batches(ctx.batches, self.save)  # with --batch; a batch is saved at once
 
@@ -137,6 +143,11 @@ class Runner:
                 record.calls_done = record.usage.calls
         canonical(self.ctx, list(STAGES))  # saved in one order, whatever finished first
         self._save(self.ctx)
+        called = self.llm.usage.totals.by_model
+        for note in self.ctx.batch_fallbacks:  # once per model called, as soon as known
+            if note not in self._warned and any(note.startswith(f"{m}: ") for m in called):
+                self._warned.add(note)
+                self.reporter.warn(batch_warning(note))
 
     async def run(self) -> Context:
         if self.cfg.evaluating:
@@ -177,6 +188,12 @@ class Runner:
         if not items:
             record.status, record.error = "done", None
             record.failures.clear()
+            if name in self.llm.usage.totals.by_stage:  # its calls were made in another's
+                # turn (judging streamed with the runs): said like any stage's, the bar full
+                record.calls_planned, record.duration_s = self.planned.get(name), None
+                self.save()
+                self.reporter.update(self.llm.usage.totals.by_stage)
+                self.reporter.stage_finished(record)
             return True
         record.calls_planned = self.planned.get(name)
         record.status, record.error = "running", None

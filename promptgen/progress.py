@@ -24,6 +24,8 @@ class Reporter(Protocol):
 
     def stage_finished(self, record: StageRecord) -> None: ...
 
+    def warn(self, warning: str) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -69,10 +71,11 @@ def usage_text(usage: Usage) -> str:
 
 
 class PlainReporter:
-    """One line per finished stage, on stderr (quiet: nothing)."""
+    """One line per finished stage, on stderr (quiet: nothing); warnings said during the
+    run, even when quiet (`warnings=False`: not at all, as the library's default)."""
 
-    def __init__(self, quiet: bool = False) -> None:
-        self.quiet = quiet
+    def __init__(self, quiet: bool = False, warnings: bool = True) -> None:
+        self.quiet, self.warnings = quiet, warnings
 
     def start(self, planned: dict[str, int]) -> None:
         if not self.quiet:
@@ -92,6 +95,10 @@ class PlainReporter:
             file=sys.stderr,
             flush=True,
         )
+
+    def warn(self, warning: str) -> None:
+        if self.warnings:
+            print(f"promptgen: warning: {warning}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         pass
@@ -145,6 +152,9 @@ class RichReporter:
             self.progress.update(task, total=done or 1, completed=done or 1)
         else:  # failed or interrupted: the bar stays where it stopped, and says so
             self.progress.update(task, description=_escape(f"{record.name} ({record.status})"))
+
+    def warn(self, warning: str) -> None:  # above the bars
+        self.progress.console.print(f"promptgen: warning: {warning}", markup=False, highlight=False)
 
     def close(self) -> None:
         self.progress.stop()

@@ -341,14 +341,15 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     here, after the run: the first call leaves sooner (docs/performance.md)."""
     from promptgen.cli.export import report_exports
     from promptgen.export import run_exports
-    from promptgen.gate import gate
+    from promptgen.gate import gate, not_evaluated
     from promptgen.report.console import summary
     from promptgen.report.files import write_all
     from promptgen.report.junit import junit_xml
     from promptgen.report.overview import overview, print_overview
-    from promptgen.report.safety import prompt_warning
+    from promptgen.report.safety import dropped_warning, prompt_warning
 
-    print_warnings(list(filter(None, [prompt_warning(ctx)])))
+    said = [prompt_warning(ctx), dropped_warning(ctx), not_evaluated(ctx, prepared.cfg)]
+    print_warnings(list(filter(None, said)))
     write_all(ctx, prepared.out)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate

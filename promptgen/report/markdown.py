@@ -71,6 +71,13 @@ def _summary(ctx: Context) -> str:
         f"{verdicts.count(None)} without a verdict)",
         f"- **Usage:** {usage_text(usage)}",
     ]
+    fallbacks = ctx.batch_fallbacks
+    if fallbacks:
+        lines.append(
+            f"- **--batch:** {len(fallbacks)} model(s) called one by one, at the normal price "
+            "(not the batch rate):"
+        )
+        lines += [f"  - {text(note)}" for note in fallbacks]
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
     return "\n".join(lines)

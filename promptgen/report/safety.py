@@ -69,6 +69,17 @@ def prompt_warning(ctx: Context) -> str | None:
     )
 
 
+def dropped_warning(ctx: Context) -> str | None:
+    """One line for stderr when flagged tests were left out of the evaluation."""
+    found = findings(ctx)
+    if not (found.flagged and found.dropped and ctx.options.models.models):
+        return None
+    return (
+        f"the safety screen flagged {len(found.flagged)} of {found.screened} tests "
+        f"({found.counts()}); they were not run on the models (--keep-unsafe runs them)"
+    )
+
+
 def summary_line(ctx: Context) -> str | None:
     """The console summary's line (None when nothing was judged)."""
     found = findings(ctx)

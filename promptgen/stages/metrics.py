@@ -53,5 +53,7 @@ async def run(item: WorkItem[Needed], scope: Scope) -> None:
     with batched(item.key):  # with --batch: one line of a provider batch
         result = await verdict(scope.ctx, scope.llm, item.data)
     scope.ctx.record_verdicts([result], item.data.run)
+    if item.data.judge is not None:
+        scope.note(f"batch|{item.data.judge}", scope.llm.batch_note(item.data.judge))
     if result.error is not None:
         scope.fail(result.error)

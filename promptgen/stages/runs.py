@@ -85,7 +85,10 @@ async def run(item: WorkItem[RunCell], scope: Scope) -> None:
             scope.fail(record.error)
             return
         scope.checkpoint()
-        await score(ctx, scope.llm, needed_for(ctx, cfg, record, test))
+        needed = needed_for(ctx, cfg, record, test)
+        await score(ctx, scope.llm, needed)
+        for judge in {n.judge for n in needed if n.judge is not None}:
+            scope.note(f"batch|{judge}", scope.llm.batch_note(judge))
 
 
 async def run_test(

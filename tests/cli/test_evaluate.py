@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from promptgen import load_context
+from promptgen import Options, load_context, prepare
+from promptgen import run as run_prompt
+from promptgen.options import Evaluation, Models, Run
+from promptgen.progress import RichReporter
 from tests.cli.test_pipeline import promptgen
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -638,3 +641,35 @@ def test_tests_json_into_a_new_folder_keeps_its_rules_and_inverse_rules(
     assert [r["id"] for r in written["rules"]] == [
         r.id for r in before.all_rules if r.id in targeted | negated
     ]
+
+
+def test_judging_has_its_progress_line_and_a_full_bar(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judging streams with the runs, so the metrics stage's own turn finds nothing left:
+    it is still said like any stage that made calls, and its bar ends full."""
+    fake, _ = server
+    base = ["--effort", "min", "--api-base", fake.url, "--out", str(tmp_path / "out")]
+    result = promptgen(tmp_path, SAMPLE, *base, "--models", "m1", "--max-tests-to-run", "2")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "promptgen: runs: done, 2 calls, 220 tokens" in [ln.rsplit(",", 1)[0] for ln in lines]
+    assert "promptgen: metrics: done, 4 calls, 1,000 tokens" in lines  # 2 runs × 2 metrics
+
+    monkeypatch.setenv("PROMPTGEN_CACHE_DIR", str(tmp_path / "cache2"))
+    options = Options(
+        effort="min",
+        models=Models(api_base=fake.url, models=["m1"]),
+        evaluation=Evaluation(max_tests_to_run=2),
+        run=Run(out=tmp_path / "rich"),
+    )
+
+    class Overestimated(RichReporter):  # the plan is "about": here 6 verdicts more
+        def start(self, planned: dict[str, int]) -> None:
+            super().start({**planned, "metrics": planned["metrics"] + 6})
+
+    reporter = Overestimated()
+    run_prompt(prepare(Path(SAMPLE).resolve(), options), reporter=reporter, save=False)
+    bars = {t.description: (t.completed, t.total) for t in reporter.progress.tasks}
+    assert bars["metrics"] == (4, 4)  # full, not 4 of 10
+    assert bars["runs"] == (2, 2)

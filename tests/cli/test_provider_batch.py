@@ -144,3 +144,29 @@ def test_batch_calls_cost_half_the_normal_price(tmp_path: Path) -> None:
     assert batch_price("openai/gpt-4o-mini", 1000, 100) == pytest.approx(
         (1000 * 0.15 + 100 * 0.60) / 1e6 / 2
     )
+
+
+def test_a_server_without_the_batch_api_is_said_once_per_model_and_in_the_report(
+    tmp_path: Path,
+) -> None:
+    """--batch that fell back to calls one by one (at the normal price) is not silent."""
+    with FakeBatches(responder=PipelineResponder()) as fake:
+        fake.refuse = True
+        cmd = _command(fake.url, tmp_path / "out", "--batch", "--max-tests-to-run", "2")
+        cmd[cmd.index("low")] = "min"
+        done = _run(cmd, tmp_path)
+        assert not fake.created
+    refused = (
+        "the provider refused the batch (HTTP 404): Error code: 404 - "
+        "{'error': {'message': 'no batches here', 'type': 'x'}}; called one by one"
+    )
+    said = [line for line in done.stderr.splitlines() if "--batch" in line]
+    assert sorted(said) == [  # once per model (-q or not), the judge's model too
+        f"promptgen: warning: --batch: {model}: {refused}, at the normal price (not the batch rate)"
+        for model in ("m1", "m2", "openai/default")
+    ]
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert (
+        "- **--batch:** 3 model(s) called one by one, at the normal price (not the batch rate):\n"
+        f"  - m1: {refused}\n  - m2: {refused}\n  - openai/default: {refused}\n"
+    ) in report

@@ -160,3 +160,29 @@ def test_frontmatter_turns_it_off_and_dry_run_counts_it(
     assert off.returncode == 0, off.stderr
     assert "safety" not in off.stdout and "screen" not in off.stdout
     assert fake.requests == []
+
+
+def test_every_test_flagged_is_said_and_is_no_ok_under_a_gate(
+    server: tuple[FakeLLM, CraftedTests], tmp_path: Path
+) -> None:
+    """A redactor's tests are all 'harmful': nothing runs on the models, and the run says
+    so; under --fail-under or --fail-on-error it is exit 1 with that reason."""
+    fake, responder = server
+    responder.unsafe_words = {"": "harmful"}  # every text is flagged
+    said = (
+        "promptgen: warning: the safety screen flagged 9 of 9 tests (9 harmful content); "
+        "they were not run on the models (--keep-unsafe runs them)",
+        "promptgen: warning: nothing was evaluated on m1: the safety screen flagged all 9 "
+        "tests (--keep-unsafe runs them)",
+    )
+    plain = run(tmp_path, fake)
+    assert plain.returncode == 0, plain.stderr
+    assert all(line in plain.stderr.splitlines() for line in said), plain.stderr
+    assert not under_test(fake)
+    for gate in (["--fail-under", "80"], ["--fail-on-error", "0.1"]):
+        gated = run(tmp_path, fake, *gate)
+        assert gated.returncode == 1, gated.stderr
+        assert gated.stderr.splitlines()[-1] == (
+            "promptgen: error: nothing was evaluated on m1: the safety screen flagged all 9 "
+            "tests (--keep-unsafe runs them)"
+        )
