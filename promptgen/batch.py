@@ -30,7 +30,7 @@ from promptgen.pipeline import plan as planned_calls
 from promptgen.report.files import write_all
 from promptgen.report.junit import SuiteSource, junit_batch_xml
 from promptgen.report.overview import overall_compliance
-from promptgen.report.summary import Entry, summary_markdown, write_summary
+from promptgen.report.summary import Entry, print_summary, write_summary
 from promptgen.secrets import scrub
 
 STATUS = {0: "ok", 1: "below --fail-under", 2: "bad input", 3: "failed"}
@@ -91,10 +91,11 @@ def write_batch_files(batch: Batch, junit: Path | None) -> list[Path]:
     return written
 
 
-def summary_text(batch: Batch) -> str:
-    """The summary table as printed at the end of a batch (summary.md's text)."""
+def print_batch_summary(batch: Batch) -> None:
+    """The summary as printed at the end of a batch: summary.md's figures in a form that
+    reads at 80 columns (the files keep every column)."""
     skipped = [(str(s.path), s.reason) for s in batch.skipped]
-    return summary_markdown(entries(batch), batch.code, skipped, batch.others)
+    print_summary(entries(batch), batch.code, skipped, batch.others)
 
 
 def batch_out(options: Options) -> Path:

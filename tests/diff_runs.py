@@ -61,14 +61,19 @@ class Scripted(PipelineResponder):
         return answer
 
 
-def run_once(folder: Path, responder: PipelineResponder, sample: Path = SAMPLE) -> Path:
+def run_once(
+    folder: Path,
+    responder: PipelineResponder,
+    sample: Path = SAMPLE,
+    models: tuple[str, str] = ("m1", "m2"),
+) -> Path:
     """Generate and evaluate `sample` into `folder`; return the folder."""
     with FakeLLM(responder=responder) as fake:
         options = Options(
             effort="min",
             # a test per rule and inverse rule, as the figures above count them
             generation=Generation(behaviours=False),
-            models=Models(api_base=fake.url, models=["m1", "m2"]),
+            models=Models(api_base=fake.url, models=list(models)),
             evaluation=Evaluation(checks=[CHECK], runs_per_test=2),
             run=Run(out=folder, cache=False, quiet=True),
         )
@@ -88,9 +93,13 @@ def without_input_sample(folder: Path) -> Path:
     return folder / SAMPLE.name
 
 
-def two_runs(tmp: Path) -> tuple[Path, Path]:
-    """The folders of run A (then) and run B (now)."""
+def two_runs(tmp: Path, models: tuple[str, str] = ("m1", "m2")) -> tuple[Path, Path]:
+    """The folders of run A (then) and run B (now); `models` stand for m1 and m2."""
     sample = without_input_sample(tmp / "prompt")
-    then = run_once(tmp / "then", Scripted(THEN_BAD), sample)
-    now = run_once(tmp / "now", Scripted(NOW_BAD, now=True), sample)
+    # as the server sees them: a provider prefix is not sent to an --api-base server
+    named = {m: name.split("/", 1)[-1] for m, name in zip(("m1", "m2"), models, strict=True)}
+    then_bad = {(named[m], label) for m, label in THEN_BAD}
+    now_bad = {(named[m], label) for m, label in NOW_BAD}
+    then = run_once(tmp / "then", Scripted(then_bad), sample, models)
+    now = run_once(tmp / "now", Scripted(now_bad, now=True), sample, models)
     return then, now

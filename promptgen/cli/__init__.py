@@ -20,10 +20,12 @@ from dotenv import load_dotenv
 
 from promptgen import __version__
 from promptgen.cli.group import DefaultCommandGroup, LazyCommand
+from promptgen.cli.helpfmt import install as install_readable_help
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.kinds import FORMATS
 
 INTERRUPTED = 130
+install_readable_help()
 
 
 class PromptgenGroup(DefaultCommandGroup):

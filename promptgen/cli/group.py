@@ -34,7 +34,7 @@ class LazyCommand:
         target = getattr(module, self.attribute)
         if isinstance(target, typer.Typer):
             return typer.main.get_group(target)
-        single = typer.Typer()
+        single = typer.Typer(add_completion=False)  # completion is the group's business
         settings = {key: getattr(module, constant) for key, constant in self.texts.items()}
         single.command(name=name, **settings)(target)
         return typer.main.get_command(single)

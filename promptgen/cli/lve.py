@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from promptgen.cli.lve_run import RUN_HELP, run_command
 from promptgen.evaluation.lve_replay import ReplayReport, replay
 from promptgen.progress import print_warnings
+from promptgen.report.terminal import print_table
 
 app = typer.Typer(
     name="lve",
@@ -63,18 +61,13 @@ def replay_command(
 
 
 def print_replay(report: ReplayReport, verbose: bool) -> None:
-    table = Table(title="LVE replay", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("LVE and its checker", overflow="fold")
-    for column in ("instances", "agree", "disagree", "errors", "not built in"):
-        table.add_column(column.replace(" ", "\n", 1), justify="right")
+    header = ["LVE and its checker", "instances", "agree", "disagree", "errors", "not\nbuilt in"]
+    rows: list[list[str | Text]] = []
     for lve in report.lves:
         counts = (lve.instances, lve.agreed, len(lve.disagreements), len(lve.errors))
-        table.add_row(
-            f"{escape(lve.label)}\n[dim]{escape(lve.checker)}[/dim]",
-            *map(str, counts),
-            str(lve.not_built_in),
-        )
-    Console().print(table)
+        label = Text.assemble(lve.label, "\n", (lve.checker, "dim"))
+        rows.append([label, *map(str, counts), str(lve.not_built_in)])
+    print_table("LVE replay", header, rows, right=header[1:])
     if verbose:
         for finding in report.disagreements:
             typer.echo(

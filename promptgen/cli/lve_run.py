@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from promptgen.api import gateway_settings
 from promptgen.errors import BadInputError, PromptgenError
@@ -24,6 +22,7 @@ from promptgen.llm.config import split_models
 from promptgen.lve_run import Job, Result, run_lve, write_instances
 from promptgen.options import Models, Options, Run
 from promptgen.progress import make_reporter, print_warnings, results_output
+from promptgen.report.terminal import print_table
 
 RUN_HELP = (
     "Run an LVE's prompt on models: every recorded instance (or the parameters given "
@@ -137,22 +136,23 @@ async def _run(
 
 
 def print_results(results: list[Result]) -> None:
-    table = Table(title="LVE run", title_justify="left", box=box.SIMPLE_HEAD)
-    for column in ("model", "instances", "safe", "unsafe", "not checked", "failed", "agree"):
-        table.add_column(column, justify="left" if column == "model" else "right")
+    header = ["model", "instances", "safe", "unsafe", "not\nchecked", "failed", "agree"]
+    rows = []
     for model in dict.fromkeys(r.model for r in results):
         mine = [r for r in results if r.model == model]
         compared = [r.agrees for r in mine if r.agrees is not None]
-        table.add_row(
-            model,
-            str(len(mine)),
-            str(sum(r.passed is True for r in mine)),
-            str(sum(r.passed is False for r in mine)),
-            str(sum(r.passed is None and r.error is None for r in mine)),
-            str(sum(r.error is not None for r in mine)),
-            f"{sum(compared)} of {len(compared)}" if compared else "-",
+        rows.append(
+            [
+                model,
+                str(len(mine)),
+                str(sum(r.passed is True for r in mine)),
+                str(sum(r.passed is False for r in mine)),
+                str(sum(r.passed is None and r.error is None for r in mine)),
+                str(sum(r.error is not None for r in mine)),
+                f"{sum(compared)} of {len(compared)}" if compared else "-",
+            ]
         )
-    Console(file=sys.stdout).print(table)
+    print_table("LVE run", header, rows, right=header[1:], console=Console(file=sys.stdout))
     for result in results:
         if result.error is None and result.passed is None:
             where = result.job.where or "--param"

@@ -252,7 +252,7 @@ def execute_batch(args: list[str], options: Options) -> int:
             raise BadInputError(
                 f"{flag} applies to one prompt, not to a batch", hint="run that prompt alone"
             )
-    from promptgen.batch import batch_out, run_batch, summary_text
+    from promptgen.batch import batch_out, print_batch_summary, run_batch
 
     plan = find_prompts(args, batch_out(options), options.run.include, options.run.exclude)
     for gone in plan.gone:  # listed, then gone when read: skipped, not an error
@@ -279,7 +279,7 @@ def execute_batch(args: list[str], options: Options) -> int:
     for failed in (r for r in batch.runs if r.error is not None):
         print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)
     with results_output():
-        typer.echo(summary_text(batch), nl=False)
+        print_batch_summary(batch)
         typer.echo(f"summary: {batch.out / 'summary.md'}, {batch.out / 'summary.csv'}")
     return batch.code
 

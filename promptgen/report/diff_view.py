@@ -10,17 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from promptgen.report.diff import Change, DiffResult, Flip, Side
 from promptgen.report.markdown import cell, table, text
 from promptgen.report.stats import excerpt
+from promptgen.report.terminal import print_table
 from promptgen.secrets import scrub
 
 DIFF_FILE = "diff.md"
+WRAPPED = ("rule", "what", "output now")  # text; model names, ids and figures are never cut
+NUMBERS = ("then", "now", "delta", "run")
 
 
 @dataclass
@@ -155,13 +156,9 @@ def print_diff(result: DiffResult, console: Console | None = None) -> None:
         if not section.rows:
             console.print(_shown(f"\n{section.title}: {section.empty}"))
             continue
-        grid = Table(title=section.title, title_justify="left", box=box.SIMPLE_HEAD)
-        for name in section.header:
-            numeric = name in ("then", "now", "delta", "run")
-            grid.add_column(Text(name), justify="right" if numeric else "left")
-        for row in section.rows:
-            grid.add_row(*map(_shown, row))
-        console.print(grid)
+        rows = [list(map(_shown, row)) for row in section.rows]
+        header = section.header
+        print_table(section.title, header, rows, wrap=WRAPPED, right=NUMBERS, console=console)
 
 
 def _shown(value: str) -> Text:

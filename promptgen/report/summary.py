@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.text import Text
+
 from promptgen.report.findings import count_tests
 from promptgen.report.overview import (
     ALL_SCENARIOS,
@@ -25,11 +28,14 @@ from promptgen.report.overview import (
     format_cell,
     overview,
 )
+from promptgen.report.terminal import print_table
 from promptgen.secrets import scrub
 
 FIXED = ["prompt", "file", "model", "status", "tests", "runs", "errors", "compliance"]
 COLUMNS = [*FIXED[:5], "invalid", "unsafe", *FIXED[5:]]
 CODE = "exit_code"
+TERMINAL = ["prompt", "model", "status", "tests", "runs", "errors", "compliance", CODE]
+SHOWN = {CODE: "exit"}
 EXIT_RULE = (
     "The batch's exit code is the highest of its prompts' codes: 0 ok, 1 below "
     "--fail-under, 2 bad input, 3 runtime or provider failure, 130 interrupted."
@@ -112,7 +118,14 @@ def summary_markdown(
         "|" + "---|" * len(columns),
     ]
     lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in columns) + " |" for r in rows]
-    lines += ["", EXIT_RULE]
+    lines += ["", EXIT_RULE, *_sections(entries, skipped, others)]
+    return "\n".join(lines) + "\n"
+
+
+def _sections(entries: list[Entry], skipped: list[tuple[str, str]], others: int) -> list[str]:
+    """The errors, notes and skipped files, as Markdown lists under their headings."""
+    lines: list[str] = []
+    failed = [e for e in entries if e.error]
     if failed:
         lines += ["", "## Errors", ""]
         lines += [f"- `{e.prompt}` ({e.file}), exit {e.code}: {e.error}" for e in failed]
@@ -127,7 +140,37 @@ def summary_markdown(
         lines += [f"- {path}: {reason}" for path, reason in skipped]
         if others:
             lines.append(f"- and {others} other file(s) of types no format reads")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def print_summary(
+    entries: list[Entry],
+    code: int,
+    skipped: list[tuple[str, str]],
+    others: int = 0,
+    console: Console | None = None,
+) -> None:
+    """The summary as the terminal shows it: the columns a reader scans first (every
+    column is in summary.md and summary.csv), names never cut, and the same lists."""
+    console = console or Console()
+    _, rows = summary_rows(entries)
+    failed = sum(bool(e.error) for e in entries)
+    console.print(
+        Text(
+            f"promptgen batch: {len(entries)} prompt(s), {failed} with an error; exit code {code}."
+        ),
+        soft_wrap=True,
+    )
+    header = [SHOWN.get(c, c) for c in TERMINAL]
+    cells = [[_shown(_cell(c, r.get(c)).replace("\\|", "|")) for c in TERMINAL] for r in rows]
+    print_table(None, header, cells, right=header[3:], console=console)
+    tail = [EXIT_RULE, *_sections(entries, skipped, others)]
+    for line in tail:
+        console.print(Text(_shown(line.removeprefix("## "))))
+
+
+def _shown(text: str) -> str:
+    return scrub(text, shapes=False)  # as in the files: a key an error echoed is blanked
 
 
 def write_summary(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from promptgen import load_context
-from tests.conftest import REPO
+from tests.conftest import REPO, isolated_env
 from tests.conftest import promptgen_in as promptgen
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
@@ -126,7 +127,11 @@ def test_a_folder_runs_every_prompt_and_a_broken_one_stops_no_other(
     assert "prompts/README.md: documentation (README-like), not a prompt" in summary
     assert "prompts/data.json: not a prompt" in summary
     assert "and 1 other file(s)" in summary  # notes.csv
-    assert summary in result.stdout  # the same table is printed
+    # printed: the counts, a row per prompt and model, the same lists (every column in
+    # the files); no raw Markdown table
+    assert "promptgen batch: 3 prompt(s), 1 with an error; exit code 2." in result.stdout
+    assert "|" not in result.stdout
+    assert "prompts/data.json: not a prompt" in result.stdout
 
     suites = {s.get("name"): s for s in ET.parse(tmp_path / "junit.xml").getroot()}
     assert set(suites) == {"shout", "whisper", "broken"}
@@ -474,3 +479,34 @@ def test_every_corpus_text_prompt_is_found() -> None:
         "commit-message.txt",
         "haiku.md",
     ]
+
+
+def test_the_printed_summary_reads_at_80_columns(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    fake, _ = server
+    prompts(tmp_path, broken=False)
+    models = "openai/gpt-4o-mini;openai/gpt-4o"
+    result = subprocess.run(
+        [sys.executable, "-m", "promptgen", "prompts", "--effort", "min", "--api-base",
+         fake.url, "--models", models, "--quiet"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={**isolated_env(tmp_path), "COLUMNS": "80"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout and "|" not in result.stdout
+    assert max(len(line) for line in lines if not line.startswith("summary: ")) <= 80
+    table = [line.split() for line in lines]
+    header = ["prompt", "model", "status", "tests", "runs", "errors", "compliance", "exit"]
+    assert header in table
+    shown = {(row[0], row[1], row[2], row[-2], row[-1]) for row in table if len(row) == 8}
+    assert {
+        ("shout", "openai/gpt-4o-mini", "ok", "100.0%", "0"),
+        ("shout", "openai/gpt-4o", "ok", "100.0%", "0"),
+        ("whisper", "openai/gpt-4o-mini", "ok", "0.0%", "0"),
+        ("whisper", "openai/gpt-4o", "ok", "0.0%", "0"),
+    } <= shown
+    # the files keep every column
+    written = (tmp_path / "promptgen-out" / "summary.md").read_text()
+    assert "| prompt | file | model | status | tests | invalid | unsafe |" in written

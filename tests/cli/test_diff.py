@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -108,3 +109,25 @@ def test_bad_input_is_one_line_and_exit_2(folders: tuple[Path, Path], tmp_path: 
         assert "Traceback" not in result.stderr and result.stdout == ""
     negative = run_cli("diff", str(then), str(then), "--fail-on-regression", "-1")
     assert negative.returncode == 2 and len(negative.stderr.splitlines()) == 1
+
+
+MODELS = ("openai/gpt-4o-mini", "openai/gpt-4o")
+
+
+def test_tables_read_at_80_columns_with_model_names_side_by_side(tmp_path: Path) -> None:
+    then, now = two_runs(tmp_path, MODELS)
+    result = run_cli("diff", str(then), str(now), env={**os.environ, "COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    table = rows(result.stdout)
+    assert ["openai/gpt-4o-mini", "compliance", "87.5", "75.0", "-12.5"] in table
+    assert ["openai/gpt-4o", "compliance", "87.5", "100.0", "+12.5"] in table
+    assert ["openai/gpt-4o-mini", CHECK, "87.5", "75.0", "-12.5"] in table
+    # the wide tables (rules, flips) keep every model name whole and wrap their texts
+    tables = lines[3:]  # after the headline (which names the models in a sentence)
+    cells = [w for line in tables for w in line.split()]
+    names = [w for w in cells if w in MODELS]
+    assert set(names) == set(MODELS) and len(names) >= 10
+    assert not [w for w in cells if w.startswith("openai/gpt-4o-") and w not in MODELS]
+    assert max(map(len, tables)) <= 80

@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from promptgen.evaluation.lve_replay import replay
 from promptgen.export.common import exported_tests
 from promptgen.formats.lve import read_test
 from tests.cli.test_pipeline import promptgen
+from tests.conftest import REPO, isolated_env
 from tests.fakellm import FakeLLM, Reply
 from tests.pipeline_fake import PipelineResponder
 
@@ -203,4 +206,40 @@ def test_the_main_command_on_an_lve_test(tmp_path: Path) -> None:
     assert [w["passed"] for w in written] == [
         {"ok": True, "err": False}.get(verdicts[t.id][0]) if t.id in verdicts else None
         for t in exported_tests(ctx)
+    ]
+
+
+def test_lve_run_table_reads_at_80_columns(tmp_path: Path) -> None:
+    recorded = [{"args": {"a": "3", "b": "4"}, "response": "7", "passed": True}]
+    folder = lve_folder(tmp_path, SUM, recorded)
+    models = "openai/gpt-4o-mini;openai/gpt-4o"
+    with FakeLLM(responder=Adder()) as fake:
+        result = subprocess.run(
+            [sys.executable, "-m", "promptgen", "lve", "run", str(folder), "--models", models,
+             "--api-base", fake.url, "--out", str(tmp_path / "out"), "-q"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+            env={**isolated_env(tmp_path), "COLUMNS": "80"},
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "…" not in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["openai/gpt-4o-mini", "1", "1", "0", "0", "0", "1", "of", "1"] in rows
+    assert ["openai/gpt-4o", "1", "1", "0", "0", "0", "1", "of", "1"] in rows
+    table = [line for line in result.stdout.splitlines() if line.lstrip().startswith("openai/")]
+    assert len(table) == 2 and max(map(len, table)) <= 80
+
+
+def test_lve_replay_names_are_never_broken_at_80_columns(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "promptgen", "lve", "replay", "samples/lve"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={**isolated_env(tmp_path), "COLUMNS": "80"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "LVE replay",
+        "lve/discount-code-leak/openai--gpt-4o-mini",
+        "RegexChecker",
+        "  instances 2; agree 2; disagree 0; errors 0; not built in 0",
+        "replayed 2 of 2 instances: 2 agree, 0 disagree",
     ]
