@@ -246,8 +246,13 @@ def not_a_check(info: MetricInfo) -> str:
             "target's graders do not; not exported"
         )
     if info.name.startswith(("lve:", "pa:")):
-        kind = "the LVE's checker" if info.name.startswith("lve:") else "a Promptarchitect test"
-        return f"{kind}; this target has no equivalent (export --to lve or promptarchitect)"
+        # The one target that runs it: never the target writing this note (lve skips
+        # only Promptarchitect tests, promptarchitect only LVE checkers).
+        if info.name.startswith("lve:"):
+            kind, target = "the LVE's checker", "lve"
+        else:
+            kind, target = "a Promptarchitect test", "promptarchitect"
+        return f"{kind}; this target has no equivalent (export --to {target})"
     return "it no longer parses"
 
 

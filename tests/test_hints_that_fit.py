@@ -1,0 +1,35 @@
+"""Issue 28, item 13: hints that fit. A note never suggests the target writing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promptgen.export import write_exports
+from promptgen.results import MetricInfo
+from tests.stagekit import context
+
+
+def checks(notes: list[str]) -> list[str]:
+    return [n for n in notes if n.startswith("check ")]
+
+
+def test_an_export_note_never_suggests_the_target_it_is_written_by(tmp_path: Path) -> None:
+    ctx = context(rules=1, tests=1)
+    ctx.metrics = [
+        MetricInfo(name="compliance", kind="compliance"),
+        MetricInfo(name="lve:exact", kind="check"),
+        MetricInfo(name="pa:json", kind="check"),
+    ]
+    lve, pa, foo = write_exports(ctx, ["lve", "promptarchitect", "promptfoo"], tmp_path)
+    assert checks(lve.skipped) == [
+        "check 'pa:json': a Promptarchitect test; this target has no equivalent "
+        "(export --to promptarchitect)"
+    ]
+    assert checks(pa.skipped) == [
+        "check 'lve:exact': the LVE's checker; this target has no equivalent (export --to lve)"
+    ]
+    assert checks(foo.skipped) == [
+        "check 'lve:exact': the LVE's checker; this target has no equivalent (export --to lve)",
+        "check 'pa:json': a Promptarchitect test; this target has no equivalent "
+        "(export --to promptarchitect)",
+    ]
