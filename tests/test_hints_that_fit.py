@@ -6,6 +6,7 @@ from pathlib import Path
 
 from promptgen.export import write_exports
 from promptgen.results import MetricInfo
+from tests.conftest import promptgen_in, run_cli
 from tests.stagekit import context
 
 
@@ -33,3 +34,19 @@ def test_an_export_note_never_suggests_the_target_it_is_written_by(tmp_path: Pat
         "check 'pa:json': a Promptarchitect test; this target has no equivalent "
         "(export --to promptarchitect)",
     ]
+
+
+def test_a_mistyped_command_gets_the_nearest_command(tmp_path: Path) -> None:
+    result = run_cli("improt")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "promptgen: error: no such command 'improt' (did you mean 'import'?)\n"
+    result = run_cli("expotr", "out/context.json")
+    assert result.stderr == "promptgen: error: no such command 'expotr' (did you mean 'export'?)\n"
+    # A word close to no command is a prompt file not found; a file of that name runs.
+    assert run_cli("banana").stderr == (
+        "promptgen: error: banana: prompt file not found (check the path)\n"
+    )
+    (tmp_path / "improt").write_text("Say hello to {{name}}.\n")
+    result = promptgen_in(tmp_path, "improt", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "no such command" not in result.stderr
