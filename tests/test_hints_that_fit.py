@@ -50,3 +50,12 @@ def test_a_mistyped_command_gets_the_nearest_command(tmp_path: Path) -> None:
     result = promptgen_in(tmp_path, "improt", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert "no such command" not in result.stderr
+
+
+def test_diff_given_a_prompt_file_says_it_is_one_and_what_diff_compares() -> None:
+    result = run_cli("diff", "samples/classify-sentiment.prompty", "samples/summarize.prompt.yml")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "promptgen: error: A: samples/classify-sentiment.prompty is a prompt file, not a run "
+        "(diff compares two runs: give A and B as run folders or their context.json files)\n"
+    )
