@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from promptgen.export import write_exports
 from promptgen.results import MetricInfo
-from tests.conftest import promptgen_in, run_cli
+from tests.conftest import REPO, promptgen_in, run_cli
+from tests.fakellm import FakeLLM
+from tests.pipeline_fake import PipelineResponder
 from tests.stagekit import context
+
+SAMPLE = "samples/classify-sentiment.prompty"
+
+
+@dataclass
+class SavedRun:
+    out: Path
+    server: FakeLLM
+    calls: int  # the requests the run made
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SavedRun]:
+    """One run of the sentiment sample at min effort on one model, against the fake server."""
+    tmp = tmp_path_factory.mktemp("run")
+    with FakeLLM(responder=PipelineResponder()) as server:
+        out = tmp / "out"
+        args = ("--effort", "min", "--api-base", server.url, "--models", "m1", "--out", str(out))
+        result = promptgen_in(tmp, str(REPO / SAMPLE), *args)
+        assert result.returncode == 0, result.stderr
+        yield SavedRun(out, server, len(server.requests), result.stderr)
 
 
 def checks(notes: list[str]) -> list[str]:
@@ -59,3 +87,25 @@ def test_diff_given_a_prompt_file_says_it_is_one_and_what_diff_compares() -> Non
         "promptgen: error: A: samples/classify-sentiment.prompty is a prompt file, not a run "
         "(diff compares two runs: give A and B as run folders or their context.json files)\n"
     )
+
+
+def test_a_context_json_run_with_new_options_suggests_what_works_for_it(
+    saved_run: SavedRun,
+) -> None:
+    result = run_cli(str(saved_run.out / "context.json"), "--models", "m2", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert (
+        "promptgen: new options override the saved ones: models: ['m1'] -> ['m2'] (finished "
+        f"stages are kept; to redo everything, run the prompt file {REPO / SAMPLE} with --fresh)"
+    ) in lines
+    # From the prompt file, --fresh is what works.
+    result = promptgen_in(
+        saved_run.out.parent, str(REPO / SAMPLE), "--out", str(saved_run.out), "--models", "m2",
+        "--dry-run",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (
+        "promptgen: new options override the saved ones: models: ['m1'] -> ['m2'] (finished "
+        "stages are kept; --fresh redoes everything)"
+    ) in result.stderr.splitlines()
