@@ -109,3 +109,23 @@ def test_a_context_json_run_with_new_options_suggests_what_works_for_it(
         "promptgen: new options override the saved ones: models: ['m1'] -> ['m2'] (finished "
         "stages are kept; --fresh redoes everything)"
     ) in result.stderr.splitlines()
+
+
+def test_exported_files_are_named_after_the_authors_file_not_the_display_name(
+    tmp_path: Path,
+) -> None:
+    ctx = context(rules=1, tests=1)
+    ctx.prompt.name = "Unit converter"
+    ctx.prompt.source = str(tmp_path / "unit_conv.prompty")
+    gh, pa = write_exports(ctx, ["github-models", "promptarchitect"], tmp_path / "a")
+    assert gh.paths == [tmp_path / "a" / "github-models" / "unit_conv.prompt.yml"]
+    assert pa.paths[0] == tmp_path / "a" / "promptarchitect" / "unit_conv.prompt"
+    ctx.prompt.source = str(tmp_path / "units.prompt.yml")
+    ctx.prompt.format = "markdown"  # no round trip: a new document
+    (gh,) = write_exports(ctx, ["github-models"], tmp_path / "b")
+    assert gh.paths == [tmp_path / "b" / "github-models" / "units.prompt.yml"]
+    # No file (--prompt TEXT): the run's output folder slug.
+    ctx.prompt.source = None
+    gh, pa = write_exports(ctx, ["github-models", "promptarchitect"], tmp_path / "c")
+    assert gh.paths == [tmp_path / "c" / "github-models" / "unit-converter.prompt.yml"]
+    assert pa.paths[0] == tmp_path / "c" / "promptarchitect" / "unit-converter.prompt"

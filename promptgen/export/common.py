@@ -200,6 +200,27 @@ class JudgeWords:
     failed: str = "err"
 
 
+# Suffixes of two parts a file stem leaves out (`summarize.prompt.yml` -> `summarize`).
+_DOUBLE_SUFFIXES = (".prompt.yml", ".prompt.yaml", ".verdict.md", ".verdict.txt")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_stem(ctx: Context) -> str:
+    """What an exported prompt file is named after: the stem of the author's file
+    (`classify-sentiment.prompty` -> `classify-sentiment`), or, for a prompt with no
+    file (`--prompt TEXT`), the slug of the run's output folder; never the display name."""
+    source = ctx.prompt.source
+    if not source:
+        from promptgen.api import slug
+
+        return slug(ctx.prompt.name)
+    name = Path(source).name
+    lower = name.lower()
+    double = next((s for s in _DOUBLE_SUFFIXES if lower.endswith(s)), None)
+    stem = name[: -len(double)] if double else Path(name).stem
+    return _UNSAFE.sub("-", stem).strip("-.") or "prompt"
+
+
 def compliance_judge(
     ctx: Context, *, input: str, output: str, words: JudgeWords = JudgeWords()
 ) -> list[dict[str, str]]:
