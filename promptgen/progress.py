@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from promptgen.words import counted
+
 if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal never needs it
     from rich.progress import TaskID
 
@@ -65,7 +67,7 @@ def results_output() -> Iterator[None]:
 def usage_text(usage: Usage) -> str:
     cached = f", {usage.cache_hits} cached" if usage.cache_hits else ""
     cost = f", ${usage.cost:.4f}" if usage.cost else ""
-    return f"{usage.calls} calls{cached}, {usage.total_tokens:,} tokens{cost}"
+    return f"{counted(usage.calls, 'call')}{cached}, {usage.total_tokens:,} tokens{cost}"
 
 
 class PlainReporter:

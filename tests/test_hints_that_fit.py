@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from promptgen.context import load_context
 from promptgen.export import write_exports
+from promptgen.report.console import evaluation_line
 from promptgen.results import MetricInfo
+from promptgen.words import counted
 from tests.conftest import REPO, promptgen_in, run_cli
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
@@ -129,3 +132,15 @@ def test_exported_files_are_named_after_the_authors_file_not_the_display_name(
     gh, pa = write_exports(ctx, ["github-models", "promptarchitect"], tmp_path / "c")
     assert gh.paths == [tmp_path / "c" / "github-models" / "unit-converter.prompt.yml"]
     assert pa.paths[0] == tmp_path / "c" / "promptarchitect" / "unit-converter.prompt"
+
+
+def test_counts_agree_with_their_nouns(saved_run: SavedRun) -> None:
+    assert [counted(n, "run") for n in (0, 1, 3)] == ["0 runs", "1 run", "3 runs"]
+    assert counted(1, "model folder") == "1 model folder"
+    assert counted(2, "category") == "2 categories"
+    lines = saved_run.stderr.splitlines()
+    assert any(line.startswith("promptgen: intent: done, 1 call, 250 tokens, ") for line in lines)
+    assert not any(" 1 calls" in line for line in lines)
+    ctx = load_context(saved_run.out / "context.json")
+    ctx.test_runs = ctx.test_runs[:1]
+    assert evaluation_line(ctx).startswith("evaluation   1 run on m1: compliance ")

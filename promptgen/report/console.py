@@ -17,6 +17,7 @@ from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
 from promptgen.report.stats import check_names, is_failing
 from promptgen.results import Test
+from promptgen.words import counted
 
 
 def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
@@ -104,6 +105,7 @@ def evaluation_line(ctx: Context) -> str:
     shown = "-" if rate is None else f"{rate:.1f}%"
     models = ", ".join(ctx.models_run)
     return (
-        f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failing} failing "
+        f"evaluation   {counted(len(runs), 'run')} on {models}: compliance {shown}, "
+        f"{failing} failing "
         f"(non-compliant or a check failed), {errored} errored"
     )

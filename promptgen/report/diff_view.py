@@ -19,6 +19,7 @@ from promptgen.report.diff import Change, DiffResult, Flip, Side
 from promptgen.report.markdown import cell, table, text
 from promptgen.report.stats import excerpt
 from promptgen.secrets import scrub
+from promptgen.words import counted
 
 DIFF_FILE = "diff.md"
 
@@ -60,7 +61,7 @@ def _side(label: str, side: Side) -> str:
     models = ", ".join(side.models) or "no models"
     return (
         f"{label}: {side.path}: prompt {side.prompt} ({side.prompt_hash[:12] or 'no hash'}), "
-        f"run {side.run_id}, {side.tests} tests, {side.runs} runs on {models}"
+        f"run {side.run_id}, {counted(side.tests, 'test')}, {counted(side.runs, 'run')} on {models}"
     )
 
 
