@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from promptgen.words import counted
 
+# What the plan says when a resumed run has nothing left (never "about 0 calls").
+NOTHING = "nothing left to do: every stage is done, no model call"
+
 if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal never needs it
     from rich.progress import TaskID
 
@@ -79,7 +82,8 @@ class PlainReporter:
     def start(self, planned: dict[str, int]) -> None:
         if not self.quiet:
             total = sum(planned.values())
-            print(f"promptgen: planned about {total} model calls", file=sys.stderr)
+            said = f"planned about {counted(total, 'model call')}" if total else NOTHING
+            print(f"promptgen: {said}", file=sys.stderr)
 
     def update(self, by_stage: dict[str, Usage]) -> None:
         pass

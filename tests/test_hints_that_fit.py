@@ -144,3 +144,27 @@ def test_counts_agree_with_their_nouns(saved_run: SavedRun) -> None:
     ctx = load_context(saved_run.out / "context.json")
     ctx.test_runs = ctx.test_runs[:1]
     assert evaluation_line(ctx).startswith("evaluation   1 run on m1: compliance ")
+
+
+def test_the_plan_is_near_the_calls_made_and_a_no_op_resume_says_it_calls_nothing(
+    saved_run: SavedRun,
+) -> None:
+    # The start-of-run line of the fresh run, against the calls it really made (min
+    # effort, one model): within 30 %.
+    first = saved_run.stderr.splitlines()[0]
+    assert first.startswith("promptgen: planned about ") and first.endswith(" model calls")
+    planned = int(first.split()[3])
+    assert abs(planned - saved_run.calls) <= 0.3 * saved_run.calls, (planned, saved_run.calls)
+    # Resumed with nothing left: no "about 0", and no call made.
+    before = len(saved_run.server.requests)
+    url = saved_run.server.url
+    args = ("--effort", "min", "--api-base", url, "--models", "m1", "--out", str(saved_run.out))
+    result = promptgen_in(saved_run.out.parent, str(REPO / SAMPLE), *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[:2] == [
+        f"promptgen: resuming the run in {saved_run.out}",
+        "promptgen: nothing left to do: every stage is done, no model call",
+    ]
+    assert len(saved_run.server.requests) == before
+    result = promptgen_in(saved_run.out.parent, str(REPO / SAMPLE), *args, "--dry-run")
+    assert result.stdout == "nothing left to do: every stage is done, no model call\n"

@@ -9,7 +9,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.options import Options, flat
 from promptgen.pipeline import critical_path, plan, unfinished
-from promptgen.progress import usage_text
+from promptgen.progress import NOTHING, usage_text
 from promptgen.report.compiled import summary_line as compiled_line
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
@@ -22,6 +22,8 @@ from promptgen.words import counted
 
 def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
     calls = plan(ctx, cfg)
+    if not any(calls.values()):
+        return NOTHING
     lines = ["stage            calls"]
     lines += [f"{name:<16} {count:>5}" for name, count in calls.items()]
     lines.append(f"{'total':<16} {sum(calls.values()):>5}")
