@@ -118,7 +118,7 @@ def prepare(
     )
     resolved.run = options.run  # this invocation's own settings
     settings = settings or gateway_settings(resolved)
-    notes += _changed(ctx, resolved, given) + _kept(resolved, sources)
+    notes += _changed(ctx, resolved, given, source) + _kept(resolved, sources)
     ctx.prompt.fixed_inputs = fixed_inputs(ctx.prompt, resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
@@ -226,7 +226,24 @@ def _new_or_saved(
     return saved, folder, [f"resuming the run in {folder}"]
 
 
-def _changed(ctx: Context, resolved: Options, given: dict[str, object]) -> list[str]:
+def _redo_hint(source: Source, ctx: Context, options: Options) -> str:
+    """How to redo a run's finished stages: --fresh on its prompt file, which a saved
+    context (refusing --fresh) names rather than offers."""
+    saved = isinstance(source, Context) or (
+        isinstance(source, (str, Path))
+        and Path(source).suffix.lower() == ".json"
+        and options.run.format is None
+        and json_kind(Path(source)) == CONTEXT
+    )
+    if not saved:
+        return "--fresh redoes everything"
+    prompt = f"the prompt file {ctx.prompt.source}" if ctx.prompt.source else "the prompt file"
+    return f"to redo everything, run {prompt} with --fresh"
+
+
+def _changed(
+    ctx: Context, resolved: Options, given: dict[str, object], source: Source
+) -> list[str]:
     if not ctx.option_sources:
         return []
     before, after = flat(ctx.options, True), flat(resolved, True)
@@ -240,7 +257,7 @@ def _changed(ctx: Context, resolved: Options, given: dict[str, object]) -> list[
     return [
         "new options override the saved ones: "
         + "; ".join(changed)
-        + " (finished stages are kept; --fresh redoes everything)"
+        + f" (finished stages are kept; {_redo_hint(source, ctx, resolved)})"
     ]
 
 

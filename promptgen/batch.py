@@ -32,6 +32,7 @@ from promptgen.report.junit import SuiteSource, junit_batch_xml
 from promptgen.report.overview import overall_compliance
 from promptgen.report.summary import Entry, print_summary, write_summary
 from promptgen.secrets import scrub
+from promptgen.words import counted
 
 STATUS = {0: "ok", 1: "below --fail-under", 2: "bad input", 3: "failed"}
 Notify = Callable[[str], None]
@@ -184,7 +185,8 @@ def _outcome(run: PromptRun) -> str:
     assert ctx is not None
     rate = overall_compliance(ctx)
     shown = "" if rate is None else f", compliance {rate:.1f}%"
-    return f"ok: {len(ctx.tests)} tests, {len(ctx.test_runs)} runs{shown} -> {run.out}"
+    tests, runs = counted(len(ctx.tests), "test"), counted(len(ctx.test_runs), "run")
+    return f"ok: {tests}, {runs}{shown} -> {run.out}"
 
 
 @dataclass
@@ -228,7 +230,7 @@ def dry_run_listing(plan: Plan, planned: list[PlannedPrompt]) -> str:
             continue
         lines.append(
             f"  run    {item.path}  [{item.format or 'context'}]  -> {entry.out}  "
-            f"({entry.calls} calls planned)"
+            f"({counted(entry.calls or 0, 'call')} planned)"
         )
     if plan.skipped:
         lines.append(f"{len(plan.skipped)} file(s) skipped:")

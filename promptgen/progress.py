@@ -11,6 +11,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from promptgen.words import counted
+
+# What the plan says when a resumed run has nothing left (never "about 0 calls").
+NOTHING = "nothing left to do: every stage is done, no model call"
+
 if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal never needs it
     from rich.progress import TaskID
 
@@ -67,7 +72,7 @@ def results_output() -> Iterator[None]:
 def usage_text(usage: Usage) -> str:
     cached = f", {usage.cache_hits} cached" if usage.cache_hits else ""
     cost = f", ${usage.cost:.4f}" if usage.cost else ""
-    return f"{usage.calls} calls{cached}, {usage.total_tokens:,} tokens{cost}"
+    return f"{counted(usage.calls, 'call')}{cached}, {usage.total_tokens:,} tokens{cost}"
 
 
 class PlainReporter:
@@ -80,7 +85,8 @@ class PlainReporter:
     def start(self, planned: dict[str, int]) -> None:
         if not self.quiet:
             total = sum(planned.values())
-            print(f"promptgen: planned about {total} model calls", file=sys.stderr)
+            said = f"planned about {counted(total, 'model call')}" if total else NOTHING
+            print(f"promptgen: {said}", file=sys.stderr)
 
     def update(self, by_stage: dict[str, Usage]) -> None:
         pass

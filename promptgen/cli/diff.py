@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from promptgen.context import Context, load_context
-from promptgen.errors import BadInputError
+from promptgen.errors import BadInputError, ContextError
+from promptgen.formats import FORMATS, detect, read_text
 from promptgen.gate import QualityGateError
 from promptgen.progress import print_warnings, results_output
 from promptgen.report.diff import diff_contexts
@@ -72,4 +73,21 @@ def read_run(path: Path, label: str) -> tuple[Context, Path]:
         raise BadInputError(
             f"{label}: {file}: {where}", hint="give a context.json a run wrote, or its folder"
         )
-    return load_context(file), file
+    try:
+        return load_context(file), file
+    except ContextError:
+        if _is_prompt_file(file):
+            raise BadInputError(
+                f"{label}: {file} is a prompt file, not a run",
+                hint="diff compares two runs: give A and B as run folders or their "
+                "context.json files",
+            ) from None
+        raise
+
+
+def _is_prompt_file(file: Path) -> bool:
+    """Whether `file`, which is no saved context, reads as a prompt file."""
+    try:
+        return detect(file, read_text(file)) in FORMATS
+    except BadInputError:
+        return False

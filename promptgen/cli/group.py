@@ -12,12 +12,16 @@ pipeline, pandas or the model clients (docs/performance.md, "Start-up").
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import typer
 from typer.core import TyperGroup
+
+from promptgen.errors import BadInputError
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class DefaultCommandGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if self.default_command and args and self._is_free_word(ctx, args[0]):
+            self._check_not_a_typo(ctx, args[0])
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
@@ -62,6 +67,15 @@ class DefaultCommandGroup(TyperGroup):
             own = {name for p in self.get_params(ctx) for name in (*p.opts, *p.secondary_opts)}
             return word.split("=", 1)[0] not in own
         return word not in self.commands and word not in self.lazy
+
+    def _check_not_a_typo(self, ctx: Any, word: str) -> None:
+        """A bare word that is no file but close to a command name is a mistyped command
+        (`promptgen improt`), not a prompt file: say which command was meant."""
+        if word.startswith("-") or any(c in word for c in "./\\") or Path(word).exists():
+            return
+        close = difflib.get_close_matches(word, self.list_commands(ctx), n=1)
+        if close:
+            raise BadInputError(f"no such command {word!r}", hint=f"did you mean {close[0]!r}?")
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = [*self.commands, *self.lazy]

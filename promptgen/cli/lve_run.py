@@ -23,6 +23,7 @@ from promptgen.lve_run import Job, Result, run_lve, write_instances
 from promptgen.options import Models, Options, Run
 from promptgen.progress import make_reporter, print_warnings, results_output
 from promptgen.report.terminal import print_table
+from promptgen.words import counted
 
 RUN_HELP = (
     "Run an LVE's prompt on models: every recorded instance (or the parameters given "
@@ -84,7 +85,7 @@ def run_command(
     failed = [r for r in results if r.error is not None]
     if failed:
         raise PromptgenError(
-            f"{len(failed)} of {len(results)} runs failed, e.g. {failed[0].error}",
+            f"{len(failed)} of {counted(len(results), 'run')} failed, e.g. {failed[0].error}",
             hint="re-run to ask them again (answers that came back are cached)",
         )
 

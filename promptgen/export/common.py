@@ -200,6 +200,27 @@ class JudgeWords:
     failed: str = "err"
 
 
+# Suffixes of two parts a file stem leaves out (`summarize.prompt.yml` -> `summarize`).
+_DOUBLE_SUFFIXES = (".prompt.yml", ".prompt.yaml", ".verdict.md", ".verdict.txt")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_stem(ctx: Context) -> str:
+    """What an exported prompt file is named after: the stem of the author's file
+    (`classify-sentiment.prompty` -> `classify-sentiment`), or, for a prompt with no
+    file (`--prompt TEXT`), the slug of the run's output folder; never the display name."""
+    source = ctx.prompt.source
+    if not source:
+        from promptgen.api import slug
+
+        return slug(ctx.prompt.name)
+    name = Path(source).name
+    lower = name.lower()
+    double = next((s for s in _DOUBLE_SUFFIXES if lower.endswith(s)), None)
+    stem = name[: -len(double)] if double else Path(name).stem
+    return _UNSAFE.sub("-", stem).strip("-.") or "prompt"
+
+
 def compliance_judge(
     ctx: Context, *, input: str, output: str, words: JudgeWords = JudgeWords()
 ) -> list[dict[str, str]]:
@@ -246,8 +267,13 @@ def not_a_check(info: MetricInfo) -> str:
             "target's graders do not; not exported"
         )
     if info.name.startswith(("lve:", "pa:")):
-        kind = "the LVE's checker" if info.name.startswith("lve:") else "a Promptarchitect test"
-        return f"{kind}; this target has no equivalent (export --to lve or promptarchitect)"
+        # The one target that runs it: never the target writing this note (lve skips
+        # only Promptarchitect tests, promptarchitect only LVE checkers).
+        if info.name.startswith("lve:"):
+            kind, target = "the LVE's checker", "lve"
+        else:
+            kind, target = "a Promptarchitect test", "promptarchitect"
+        return f"{kind}; this target has no equivalent (export --to {target})"
     return "it no longer parses"
 
 

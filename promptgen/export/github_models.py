@@ -11,7 +11,6 @@ messages, model or parameters.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from promptgen.export.common import (
     compliance_judge,
     expected_output,
     exported_tests,
+    file_stem,
     metric_sources,
     models_under_test,
     native_metrics_skipped,
@@ -81,7 +81,7 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     """Write `out/<name>.prompt.yml` (or, with settings.in_place, the author's file)."""
     result = ExportResult(TARGET)
     result.skipped += native_metrics_skipped(ctx)
-    target = out / f"{_file_stem(ctx.prompt.name)}.prompt.yml"
+    target = out / f"{file_stem(ctx)}.prompt.yml"
     if ctx.prompt.format != "prompt.yml":
         if settings.in_place:
             result.notes.append("--in-place applies to a .prompt.yml prompt only: wrote a new file")
@@ -450,7 +450,3 @@ def _rebuilt(ctx: Context, result: ExportResult) -> CommentedMap:
         f"{ctx.prompt.source} not found: rebuilt from the saved run (its comments are lost)"
     )
     return doc
-
-
-def _file_stem(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "prompt"

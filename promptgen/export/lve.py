@@ -35,6 +35,7 @@ from promptgen.export.common import (
 from promptgen.formats.lve_files import PLACEHOLDER, model_dir
 from promptgen.prompting.invoke import test_arguments
 from promptgen.results import Test, TestRun
+from promptgen.words import counted
 
 TARGET = "lve"
 INSTANCES = "promptgen.jsonl"
@@ -65,7 +66,9 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
         result.paths.append(write_jsonl(folder / "instances" / INSTANCES, rows))
     if ctx.prompt.variants:
         result.notes.append("a multi-run prompt: exported as multi_run_prompt")
-    result.notes.append(f"{len(tests)} tests per model, {len(models)} model folder(s)")
+    result.notes.append(
+        f"{counted(len(tests), 'test')} per model, {counted(len(models), 'model folder')}"
+    )
     return result
 
 

@@ -19,6 +19,7 @@ from promptgen.export.common import (
 )
 from promptgen.export.common import write_jsonl as jsonl_file
 from promptgen.results import Test
+from promptgen.words import counted
 
 
 def test_record(ctx: Context, test: Test) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def test_record(ctx: Context, test: Test) -> dict[str, Any]:
 def write_jsonl(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     rows = [test_record(ctx, t) for t in exported_tests(ctx)]
     path = jsonl_file(out / "tests.jsonl", rows)
-    return ExportResult("jsonl", [path], notes=[f"{len(rows)} tests"])
+    return ExportResult("jsonl", [path], notes=[counted(len(rows), "test")])
 
 
 # The fixed columns of tests.csv, in order; then `input.<name>` per input and
@@ -80,7 +81,7 @@ def write_csv(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult
         row += [_average(record["runs"], m, k) for m, k in scored]
         writer.writerow(row)
     path = write_text(out / "tests.csv", buffer.getvalue())
-    return ExportResult("csv", [path], notes=[f"{len(tests)} tests"])
+    return ExportResult("csv", [path], notes=[counted(len(tests), "test")])
 
 
 def _cell(value: Any) -> str:

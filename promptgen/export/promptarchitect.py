@@ -23,6 +23,7 @@ from promptgen.export.common import (
     ExportResult,
     ExportSettings,
     exported_tests,
+    file_stem,
     metric_sources,
     models_under_test,
     native_metrics_skipped,
@@ -54,7 +55,7 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
     """Write `out/<name>.prompt`, `out/system_role.md` and `out/tests/*.md`."""
     result = ExportResult(TARGET)
     result.skipped += [n for n in native_metrics_skipped(ctx) if "'lve:" in n]
-    name = _NAME.sub("-", ctx.prompt.name).strip("-.") or "prompt"
+    name = file_stem(ctx)
     system, body = prompt_messages(ctx, result)
     front: dict[str, Any] = {**_model(ctx, settings, result), **_metadata(ctx)}
     front |= _parameters(ctx, result)

@@ -36,6 +36,7 @@ from promptgen.export.common import (
     write_text,
 )
 from promptgen.results import Test
+from promptgen.words import counted
 
 # The var that carries a test's rendered messages when the template has logic.
 MESSAGES_VAR = "promptgen_messages"
@@ -96,7 +97,9 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
             hint="give a writable --out folder",
         ) from err
     result.paths = paths
-    result.notes.append(f"{len(tests)} tests, {len(config['providers'])} provider(s)")
+    result.notes.append(
+        f"{counted(len(tests), 'test')}, {counted(len(config['providers']), 'provider')}"
+    )
     return result
 
 

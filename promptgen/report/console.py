@@ -9,7 +9,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.options import Options, flat
 from promptgen.pipeline import critical_path, plan, unfinished
-from promptgen.progress import usage_text
+from promptgen.progress import NOTHING, usage_text
 from promptgen.report.compiled import summary_line as compiled_line
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
@@ -17,10 +17,13 @@ from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
 from promptgen.report.stats import check_names, is_failing
 from promptgen.results import Test
+from promptgen.words import counted
 
 
 def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
     calls = plan(ctx, cfg)
+    if not any(calls.values()):
+        return NOTHING
     lines = ["stage            calls"]
     lines += [f"{name:<16} {count:>5}" for name, count in calls.items()]
     lines.append(f"{'total':<16} {sum(calls.values()):>5}")
@@ -104,6 +107,7 @@ def evaluation_line(ctx: Context) -> str:
     shown = "-" if rate is None else f"{rate:.1f}%"
     models = ", ".join(ctx.models_run)
     return (
-        f"evaluation   {len(runs)} runs on {models}: compliance {shown}, {failing} failing "
+        f"evaluation   {counted(len(runs), 'run')} on {models}: compliance {shown}, "
+        f"{failing} failing "
         f"(non-compliant or a check failed), {errored} errored"
     )

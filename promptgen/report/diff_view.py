@@ -18,6 +18,7 @@ from promptgen.report.markdown import cell, table, text
 from promptgen.report.stats import excerpt
 from promptgen.report.terminal import print_table
 from promptgen.secrets import scrub
+from promptgen.words import counted
 
 DIFF_FILE = "diff.md"
 WRAPPED = ("rule", "what", "output now")  # text; model names, ids and figures are never cut
@@ -61,7 +62,7 @@ def _side(label: str, side: Side) -> str:
     models = ", ".join(side.models) or "no models"
     return (
         f"{label}: {side.path}: prompt {side.prompt} ({side.prompt_hash[:12] or 'no hash'}), "
-        f"run {side.run_id}, {side.tests} tests, {side.runs} runs on {models}"
+        f"run {side.run_id}, {counted(side.tests, 'test')}, {counted(side.runs, 'run')} on {models}"
     )
 
 

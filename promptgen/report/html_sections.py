@@ -32,6 +32,7 @@ from promptgen.report.stats import (
     scenario_of,
     verdict,
 )
+from promptgen.words import counted
 
 TITLE_LIMIT = 4000
 _GROUNDTRUTH_CSS = {"ok": "good", "invalid": "bad", "author": "author"}
@@ -80,7 +81,7 @@ def _group(group: FailureGroup) -> str:
         f'data-failed="{group.total_failed}" data-runs="{group.total_runs}">'
         f"<h3>{escape(group.text)}{tag} <code>{escape(group.rule_id)}</code></h3>"
         f'<p class="group-total"><span class="tag bad">{group.total_failed} of '
-        f"{group.total_runs} runs failed ({percent(group.rate)})</span></p>{counts}"
+        f"{counted(group.total_runs, 'run')} failed ({percent(group.rate)})</span></p>{counts}"
         f"<details><summary>Failing examples ({len(group.examples)} of "
         f"{group.total_failed})</summary>{examples}</details></article>"
     )

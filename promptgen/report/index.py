@@ -18,6 +18,7 @@ from promptgen.errors import PromptgenError
 from promptgen.report.findings import count_tests
 from promptgen.report.html import asset
 from promptgen.report.stats import compliance_rate, percent
+from promptgen.words import counted
 
 CONTEXT_FILE = "context.json"
 REPORT_FILE = "report.html"
@@ -100,7 +101,7 @@ def index_html(root: Path, entries: list[RunEntry]) -> str:
         f"<style>{asset('report.css')}</style>\n"
         "</head><body>\n"
         f'<header><h1>promptgen runs</h1><p class="meta">{escape(str(root))} · '
-        f"{len(entries)} run(s), newest first</p></header>\n{body}\n</body></html>\n"
+        f"{counted(len(entries), 'run')}, newest first</p></header>\n{body}\n</body></html>\n"
     )
 
 

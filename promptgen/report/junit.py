@@ -34,6 +34,7 @@ from promptgen.report.stats import (
 )
 from promptgen.results import TestRun
 from promptgen.secrets import scrub
+from promptgen.words import counted
 
 # Characters XML 1.0 cannot carry at all, even escaped; model outputs may contain them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -138,7 +139,7 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
     errored = [r for r in runs if r.error is not None or r.fault is not None]
     if failing:
         status = "failures"
-        message = f"{len(failing)} of {len(runs)} run(s) failed"
+        message = f"{len(failing)} of {counted(len(runs), 'run')} failed"
         if errored:
             message += f", {len(errored)} errored"
         reasons = [r for f in failing for r in f.reasons]
@@ -150,7 +151,9 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
     elif errored:
         status = "errors"
         first = errored[0]
-        message = f"{len(errored)} of {len(runs)} run(s) errored: {excerpt(error_text(first))}"
+        message = (
+            f"{len(errored)} of {counted(len(runs), 'run')} errored: {excerpt(error_text(first))}"
+        )
         kind = "faulty-output" if all(r.fault for r in errored) else "run-error"
         element = ET.SubElement(case, "error", message=clean(message), type=kind)
         element.text = clean(

@@ -28,6 +28,7 @@ from promptgen.report.stats import (
     scenario_of,
     verdict,
 )
+from promptgen.words import counted
 
 NO_RUNS = "No evaluation yet: this context has no test runs."
 
@@ -57,7 +58,7 @@ def _group(index: int, group: FailureGroup) -> str:
     lines = [
         f"### {index}. {text(group.text)}{tag}",
         "",
-        f"`{group.rule_id}`: **{group.total_failed} of {group.total_runs} runs failed** "
+        f"`{group.rule_id}`: **{group.total_failed} of {counted(group.total_runs, 'run')} failed** "
         f"({percent(group.rate)})",
         "",
         table(["Model", "Failed", "Runs", "Failure rate"], rows),

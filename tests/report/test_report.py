@@ -223,7 +223,7 @@ def test_junit_failure_carries_the_reason_and_output() -> None:
     failure = case.find("failure")
     assert failure is not None
     assert failure.get("type") == "non-compliant"
-    assert "1 of 2 run(s) failed: judge-x: Does not start with Hello" in failure.get("message", "")
+    assert "1 of 2 runs failed: judge-x: Does not start with Hello" in failure.get("message", "")
     assert XSS in (failure.text or "")  # escaped in the file, intact once parsed
     assert "judge-y: Answer is HTML | not a greeting" in (failure.text or "")
 
