@@ -40,7 +40,7 @@ from promptgen.llm import LLM, GatewaySettings, load_settings
 from promptgen.llm.config import configured_models
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
-from promptgen.pipeline import Runner
+from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
 from promptgen.selection import sample_tests
 
@@ -306,9 +306,6 @@ async def run_async(
     gateway = llm or LLM(cfg.settings)
     path = prepared.out / CONTEXT_FILE
     try:
-        if cfg.evaluating:  # a missing key or unknown model fails now, not mid-run
-            for model in (*cfg.models, *cfg.judges):
-                gateway.backend_for(gateway.settings.resolve(model))
         runner = Runner(
             ctx,
             cfg,
@@ -316,6 +313,10 @@ async def run_async(
             reporter or PlainReporter(quiet=True, warnings=False),
             (lambda c: save_context(c, path)) if save else (lambda c: None),
         )
+        # Every model the run will call: a missing key, engine or unknown model fails
+        # now, in one line, not after the calls of the stages before it were spent.
+        for model in models_used(ctx, cfg, runner.planned):
+            gateway.backend_for(gateway.settings.resolve(model))
         return await runner.run()
     finally:
         if reporter is not None:

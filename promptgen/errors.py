@@ -61,3 +61,24 @@ class TemplateSecurityError(RenderError):
 
 class ContextError(BadInputError):
     """A saved context file is unreadable, invalid or from an incompatible version."""
+
+
+def sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error a failed task group carries: the first `PromptgenError` among its
+    leaves (its sibling tasks' cancellations are no second error), else its only leaf,
+    else the group itself. `asyncio.TaskGroup` wraps even one error in a group, which
+    would otherwise reach the user as "unhandled errors in a TaskGroup"."""
+    leaves: list[BaseException] = []
+
+    def walk(error: BaseException) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                walk(inner)
+        else:
+            leaves.append(error)
+
+    walk(group)
+    known = [e for e in leaves if isinstance(e, PromptgenError)]
+    if known:
+        return known[0]
+    return leaves[0] if len(leaves) == 1 else group

@@ -19,6 +19,7 @@ from functools import partial
 from promptgen.collector import run_pace
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.errors import PromptgenError, sole_error
 from promptgen.llm import LLM, bounded_gather
 from promptgen.order import canonical
 from promptgen.progress import Reporter
@@ -90,6 +91,36 @@ def plan(ctx: Context, cfg: RunConfig) -> dict[str, int]:
     return {k: v for k, v in calls.items() if v}
 
 
+# The models each stage calls: generation asks the `rules` model, its checks the `eval`
+# model, the evaluation the models under test and their judges. A stage missing here
+# fails `models_used` (and tests/test_pipeline_models.py), so a new stage says its own.
+STAGE_MODELS: dict[str, Callable[[RunConfig], tuple[str, ...]]] = {
+    **dict.fromkeys(
+        ("behaviours", "input_spec", "intent", "rules", "inverse_rules", "tests", "expand"),
+        lambda cfg: ("rules",),
+    ),
+    "compile_rules": lambda cfg: ("rules",),
+    **dict.fromkeys(
+        ("safety", "groundedness", "screen", "validity", "review"), lambda cfg: ("eval",)
+    ),
+    "baseline": lambda cfg: ("baseline",),
+    "groundtruth": lambda cfg: (cfg.groundtruth_model, *cfg.groundtruth_judges),
+    "runs": lambda cfg: (*cfg.models, *cfg.judges),  # a run's verdicts are asked at once
+    "metrics": lambda cfg: cfg.judges,
+}
+
+
+def models_used(ctx: Context, cfg: RunConfig, planned: dict[str, int]) -> list[str]:
+    """The models (aliases as given) of the stages this run will call: those with calls
+    planned or work left. The run checks each one's backend and credentials before
+    its first call."""
+    used: dict[str, None] = {}
+    for name in STAGES:
+        if name in planned or not complete(name, ctx, cfg):
+            used.update(dict.fromkeys(STAGE_MODELS[name](cfg)))
+    return list(used)
+
+
 def critical_path(cfg: RunConfig) -> int:
     """Rounds of calls that must happen one after another (the longest chain)."""
     depth: dict[str, int] = {}
@@ -125,6 +156,7 @@ class Runner:
         self._finished = {name: asyncio.Event() for name in STAGES}
         self._complete: dict[str, bool] = {}
         self._warned: set[str] = set()
+        self._failed: str | None = None  # the stage whose error stops the run
         ctx._checkpoint = self.checkpoint
         llm.use_batches(ctx.batches, self.save)  # with --batch; a batch is saved at once
 
@@ -159,6 +191,11 @@ class Runner:
                 async with asyncio.TaskGroup() as group:
                     for name in STAGES:
                         group.create_task(self._stage(name))
+        except BaseExceptionGroup as failed:  # the error itself, not a group holding it
+            error = sole_error(failed)
+            if error is failed:
+                raise
+            raise error from None
         finally:
             poller.cancel()
             self.reporter.update(self.llm.usage.totals.by_stage)
@@ -204,7 +241,15 @@ class Runner:
                 stage, name, self.ctx, self.cfg, self.llm, items, self.checkpoint
             )
         except asyncio.CancelledError:  # Ctrl-C: saved as interrupted, resumed next run
-            record.status, record.error = "interrupted", "interrupted; a re-run resumes"
+            why = f"stopped: stage {self._failed} failed" if self._failed else "interrupted"
+            record.status, record.error = "interrupted", f"{why}; a re-run resumes"
+            record.finished_at, record.duration_s = datetime.now(UTC), time.perf_counter() - started
+            self.reporter.stage_finished(record)
+            raise
+        except Exception as err:  # e.g. a model file that fails its check: the run stops
+            self._failed = self._failed or name  # the stages cancelled with it name it
+            record.status = "failed"
+            record.error = err.one_line() if isinstance(err, PromptgenError) else repr(err)
             record.finished_at, record.duration_s = datetime.now(UTC), time.perf_counter() - started
             self.reporter.stage_finished(record)
             raise

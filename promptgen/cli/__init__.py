@@ -21,7 +21,7 @@ from dotenv import load_dotenv
 from promptgen import __version__
 from promptgen.cli.group import DefaultCommandGroup, LazyCommand
 from promptgen.cli.helpfmt import install as install_readable_help
-from promptgen.errors import BadInputError, PromptgenError
+from promptgen.errors import BadInputError, PromptgenError, sole_error
 from promptgen.kinds import FORMATS
 
 INTERRUPTED = 130
@@ -159,6 +159,9 @@ def run_app(debug: bool = False, args: list[str] | None = None) -> int:
     except PromptgenError as err:
         return _failed(f"promptgen: error: {err.one_line()}", err.exit_code, debug)
     except Exception as err:
+        carried = sole_error(err) if isinstance(err, ExceptionGroup) else err
+        if isinstance(carried, PromptgenError):  # a task group's one error, as itself
+            return _failed(f"promptgen: error: {carried.one_line()}", carried.exit_code, debug)
         usage = _usage_error(err)
         if usage is not None:
             return _failed(*usage, debug)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from promptgen.errors import BadInputError
-from promptgen.llm.config import split_models
+from promptgen.llm.config import ALIASES, split_models
 from promptgen.options import check_api_base
 
 
@@ -53,6 +53,9 @@ PROVIDERS: dict[str, Provider] = {
 }  # fmt: skip
 AZURE_API_VERSION = "2024-10-21"
 ROLES = ("rules", "eval", "groundtruth")
+# The roles without a flag or question of their own: they take the model for every role
+# (else the rules model), so none falls back to a default on another provider.
+FOLLOWING_ROLES = tuple(a for a in ALIASES if a not in ROLES)  # baseline, store
 
 
 @dataclass
@@ -118,6 +121,8 @@ def make_plan(
             what = "deployment" if provider.name == "azure" else "model"
             raise BadInputError(f"{provider.name}: which {what}?", hint="pass --model NAME")
         models[role] = model_id(provider, name)
+    for role in FOLLOWING_ROLES:
+        models[role] = model_id(provider, default) if default else models["rules"]
     under_test = [model_id(provider, m) for m in split_models(answers.under_test)]
     plan = Plan(provider, models, under_test or [models["rules"]], {}, {})
     _endpoint(plan, answers)

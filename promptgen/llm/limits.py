@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
+from promptgen.errors import sole_error
+
 T = TypeVar("T")
 
 
@@ -80,6 +82,12 @@ async def bounded_gather(
         async with sem:
             return await job()
 
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(run(job)) for job in factories]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(run(job)) for job in factories]
+    except BaseExceptionGroup as failed:  # the error itself, not a group holding it
+        error = sole_error(failed)
+        if error is failed:
+            raise
+        raise error from None
     return [task.result() for task in tasks]

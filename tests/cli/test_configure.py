@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,8 @@ def test_non_interactive_writes_models_key_and_checks(fake_llm: FakeLLM, tmp_pat
             "rules": "small",
             "eval": "judge",
             "groundtruth": "small",
+            "baseline": "small",
+            "store": "small",
             "under_test": ["small", "big"],
         },
     }
@@ -117,10 +120,11 @@ def test_merges_with_existing_toml_and_env(fake_llm: FakeLLM, tmp_path: Path) ->
     assert toml(tmp_path) == {
         "concurrency": 5,  # kept; api_base removed: openai is not that server
         "models": {
-            "baseline": "openai/x",
+            "baseline": "openai/gpt-4o-mini",  # --model sets every role
             "rules": "openai/gpt-4o-mini",
             "eval": "openai/gpt-4o-mini",
             "groundtruth": "openai/gpt-4o-mini",
+            "store": "openai/gpt-4o-mini",
             "under_test": ["openai/gpt-4o-mini"],
         },
         "report": {"title": "Mine", "sizes": [1, 2.5]},
@@ -164,7 +168,8 @@ def test_interactive_answers_from_stdin(fake_llm: FakeLLM, tmp_path: Path) -> No
     result = configure(tmp_path, "--dir", str(tmp_path), stdin="\n".join(answers) + "\n")
     assert result.returncode == 0, result.stderr
     assert toml(tmp_path)["models"] == {
-        "rules": "m1", "eval": "judge", "groundtruth": "m1", "under_test": ["m1", "m2"],
+        "rules": "m1", "eval": "judge", "groundtruth": "m1", "baseline": "m1", "store": "m1",
+        "under_test": ["m1", "m2"],
     }  # fmt: skip
     assert toml(tmp_path)["api_base"] == fake_llm.url
     assert f"OPENAI_API_KEY='{KEY}'" in (tmp_path / ".env").read_text()
@@ -237,3 +242,34 @@ def test_unreachable_and_keyless_models_fail_their_check(tmp_path: Path) -> None
         "(or put it in .env) (or use the offline model: --model local/qwen2.5-coder-1.5b)"
     )
     assert (tmp_path / ".env").read_text() == "OLLAMA_API_BASE='http://127.0.0.1:9'\n"
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "expected"),
+    [
+        ("ollama", "llama3.2", "ollama/llama3.2"),
+        ("openai-compatible", "small", "small"),
+    ],
+)
+def test_model_sets_every_role(
+    fake_llm: FakeLLM, tmp_path: Path, provider: str, model: str, expected: str
+) -> None:
+    """`--model` is the model of every role, baseline and store too: none falls back to
+    `openai/default` on the server, or to `openai/gpt-4o-mini` on another (paid)
+    provider because OPENAI_API_KEY happens to be set."""
+    folder = tmp_path / "proj"
+    result = configure(
+        tmp_path, "--provider", provider, "--api-base", fake_llm.url, "--model", model,
+        "--dir", str(folder), "--yes", "--no-check", OPENAI_API_KEY=KEY,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    roles = ("rules", "eval", "groundtruth", "baseline", "store")
+    assert toml(folder)["models"] == {**dict.fromkeys(roles, expected), "under_test": [expected]}
+    shown = subprocess.run(
+        [sys.executable, "-m", "promptgen", "models", "--json"],
+        capture_output=True, text=True, cwd=folder, timeout=120,
+        env=_env(tmp_path, OPENAI_API_KEY=KEY),
+    )  # fmt: skip
+    aliases = json.loads(shown.stdout)["aliases"]
+    config = f"config {folder / 'promptgen.toml'}"
+    assert aliases == {role: {"model": expected, "source": config} for role in roles}

@@ -22,6 +22,8 @@ def test_openai_key_goes_to_env_and_names_get_the_prefix() -> None:
             "rules": "openai/gpt-4o-mini",
             "eval": "openai/gpt-4o",
             "groundtruth": "openai/gpt-4o-mini",
+            "baseline": "openai/gpt-4o-mini",
+            "store": "openai/gpt-4o-mini",
             "under_test": ["openai/gpt-4o-mini", "local/x"],
         },
     }
@@ -45,7 +47,8 @@ def test_environment_wins_note() -> None:
 def test_local_needs_nothing() -> None:
     plan = make_plan(Answers("local"), existing_env={}, environ={})
     local = "local/qwen2.5-coder-1.5b"
-    assert plan.models == {"rules": local, "eval": local, "groundtruth": local}
+    roles = ("rules", "eval", "groundtruth", "baseline", "store")
+    assert plan.models == dict.fromkeys(roles, local)
     assert plan.env == {}
 
 
@@ -72,3 +75,14 @@ def test_compatible_keeps_names_and_sets_api_base() -> None:
 def test_bad_answers(answers: Answers, message: str) -> None:
     with pytest.raises(BadInputError, match=re.escape(message)):
         make_plan(answers, {}, {})
+
+
+def test_roles_without_a_flag_take_the_rules_model_when_no_model_is_given() -> None:
+    """Azure has no default deployment: each role named, baseline and store follow rules."""
+    roles = {"rules": "gen", "eval": "judge", "groundtruth": "ref"}
+    answers = Answers("azure", roles=dict(roles), api_key="k", api_base="https://x.example")
+    plan = make_plan(answers, existing_env={}, environ={})
+    assert plan.models == {
+        "rules": "azure/gen", "eval": "azure/judge", "groundtruth": "azure/ref",
+        "baseline": "azure/gen", "store": "azure/gen",
+    }  # fmt: skip
