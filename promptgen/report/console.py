@@ -15,7 +15,7 @@ from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
-from promptgen.report.stats import check_names, is_failing
+from promptgen.report.stats import check_names, is_failing, undecided
 from promptgen.results import Test
 from promptgen.words import counted
 
@@ -106,8 +106,13 @@ def evaluation_line(ctx: Context) -> str:
     rate = overall_compliance(ctx)
     shown = "-" if rate is None else f"{rate:.1f}%"
     models = ", ".join(ctx.models_run)
+    blank = undecided(ctx)
+    metrics = len({i.metric for i in blank})
+    tail = (
+        f"; {len(blank)} undecided ({counted(metrics, 'metric')} could not decide)" if blank else ""
+    )
     return (
         f"evaluation   {counted(len(runs), 'run')} on {models}: compliance {shown}, "
         f"{failing} failing "
-        f"(non-compliant or a check failed), {errored} errored"
+        f"(non-compliant or a check failed), {errored} errored{tail}"
     )

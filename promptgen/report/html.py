@@ -25,10 +25,19 @@ from promptgen.report.html_sections import (
     invalid_section,
 )
 from promptgen.report.html_tables import results_table, tests_table
+from promptgen.report.markdown import UNDECIDED_NOTE
 from promptgen.report.mutation import mutation_html
 from promptgen.report.overview import error_rate, overall_compliance
 from promptgen.report.safety import safety_html
-from promptgen.report.stats import error_kind, error_text, faulty, number, percent, verdict
+from promptgen.report.stats import (
+    error_kind,
+    error_text,
+    faulty,
+    number,
+    percent,
+    undecided_groups,
+    verdict,
+)
 
 ASSETS = Path(__file__).parent
 NO_RUNS = "No evaluation yet: this context has no test runs."
@@ -59,6 +68,7 @@ def report_html(ctx: Context) -> str:
             *compiled_html(ctx),
             _section("results", "Results", _results(ctx)),
             _section("errors", "Errors", _errors(ctx)),
+            *_undecided(ctx),
         ]
     elif ctx.all_rules:
         sections.append(_section("rules", "Rules", heatmap(ctx)))
@@ -155,6 +165,28 @@ def _errors(ctx: Context) -> str:
     )
     head = "<tr><th>Test</th><th>Model</th><th>Run</th><th>Kind</th><th>Error</th></tr>"
     return f'<table class="errors"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+
+
+def _undecided(ctx: Context) -> list[str]:
+    """The section of every (run, metric) that could not decide, as in report.md; none
+    when every metric decided."""
+    groups = undecided_groups(ctx)
+    if not groups:
+        return []
+    items = "".join(f"<li>{escape(g.line())}</li>" for g in groups)
+    rows = "".join(
+        f"<tr><td><code>{escape(i.run.test_id)}</code></td><td>{escape(i.run.model)}</td>"
+        f"<td>{i.run.run_index}</td><td>{escape(i.metric)}</td>"
+        f"<td>{escape(i.reason) if n == 0 else 'as above'}</td></tr>"
+        for g in groups
+        for n, i in enumerate(g.items)
+    )
+    head = "<tr><th>Test</th><th>Model</th><th>Run</th><th>Metric</th><th>Reason</th></tr>"
+    body = (
+        f"<p>{escape(UNDECIDED_NOTE)}</p><ul>{items}</ul>"
+        f'<table class="undecided"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+    )
+    return [_section("undecided", "Undecided", body)]
 
 
 def _prompt(ctx: Context) -> str:

@@ -3,9 +3,10 @@ of prompts, one testsuite per prompt (`junit_batch_xml`).
 
 A testcase aggregates its runs and gets at most one status, most serious first:
 <failure> (a run was non-compliant or failed a check), <error> (a run errored, or its
-reply was empty or cut off: type "faulty-output", never a pass or a failure),
-<skipped> (no run got a compliance verdict; without the compliance judge, no run got a
-check's verdict); otherwise it passed.
+reply was empty or cut off: type "faulty-output", never a pass or a failure; or a metric
+or check could not decide on a run, e.g. an LVE checker's lambda failed: type
+"undecided", with the metric and its reason), <skipped> (no run got a compliance
+verdict; without the compliance judge, no run got a check's verdict); otherwise it passed.
 
 The document is scrubbed of every known key value before it is returned.
 """
@@ -22,6 +23,7 @@ from promptgen.context import Context
 from promptgen.report.stats import (
     FAULT_LABELS,
     Failure,
+    Undecided,
     check_names,
     error_kind,
     error_text,
@@ -30,6 +32,7 @@ from promptgen.report.stats import (
     has_compliance_judge,
     passed,
     reason_label,
+    undecided,
     verdict,
 )
 from promptgen.results import TestRun
@@ -99,10 +102,14 @@ def junit_batch_xml(prompts: list[SuiteSource]) -> str:
 def _add_cases(suite: ET.Element, ctx: Context, runs: list[TestRun]) -> Counter[str]:
     """A testcase per (test, model) of `runs`; the counts of their statuses."""
     failing = {f.run.key: f for f in failures(ctx)}
+    blank: dict[tuple[str, str], list[Undecided]] = {}
+    for item in undecided(ctx):
+        blank.setdefault((item.run.test_id, item.run.model), []).append(item)
     counts: Counter[str] = Counter()
     for key in dict.fromkeys((r.test_id, r.model) for r in runs):
         mine = [r for r in runs if (r.test_id, r.model) == key]
-        status = _testcase(suite, ctx, mine, [failing[r.key] for r in mine if r.key in failing])
+        failed = [failing[r.key] for r in mine if r.key in failing]
+        status = _testcase(suite, ctx, mine, failed, blank.get(key, []))
         counts.update(["tests", status])
     return counts
 
@@ -124,8 +131,16 @@ def _seconds(runs: list[TestRun]) -> float:
     return sum(r.latency_ms or 0.0 for r in runs) / 1000
 
 
-def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: list[Failure]) -> str:
-    """Add one testcase; return its status ("failures", "errors", "skipped" or "passed")."""
+def _testcase(
+    suite: ET.Element,
+    ctx: Context,
+    runs: list[TestRun],
+    failing: list[Failure],
+    blank: list[Undecided],
+) -> str:
+    """Add one testcase; return its status ("failures", "errors", "skipped" or "passed").
+    A metric that could not decide is an <error>, not a <skipped>: CI systems show an
+    error as a red test with its message, while a skipped test reads as nothing wrong."""
     test = ctx.test(runs[0].test_id)
     checks = check_names(ctx)
     judged = has_compliance_judge(ctx)
@@ -158,6 +173,20 @@ def _testcase(suite: ET.Element, ctx: Context, runs: list[TestRun], failing: lis
         element = ET.SubElement(case, "error", message=clean(message), type=kind)
         element.text = clean(
             "\n".join(f"run {r.run_index}: {error_kind(r)}: {error_text(r)}" for r in errored)
+        )
+    elif blank:
+        status = "errors"
+        item = blank[0]
+        message = (
+            f"{item.metric} could not decide on {len(blank)} of "
+            f"{counted(len(runs), 'run')}: {excerpt(item.reason, 200)}"
+            if len({i.metric for i in blank}) == 1
+            else f"{len(blank)} verdicts could not decide: {item.metric}: "
+            f"{excerpt(item.reason, 200)}"
+        )
+        element = ET.SubElement(case, "error", message=clean(message), type="undecided")
+        element.text = clean(
+            "\n".join(f"run {i.run.run_index}: {i.metric}: {i.reason}" for i in blank)
         )
     elif all(passed(r, checks, judged) is None for r in runs):
         status = "skipped"

@@ -29,6 +29,7 @@ from promptgen.report.stats import (
     faulty,
     percent,
     rule_rates,
+    undecided_groups,
     verdict,
 )
 
@@ -52,6 +53,7 @@ def report_markdown(ctx: Context) -> str:
         "## Invalid tests\n\n" + invalid_section(ctx),
         mutation_markdown(ctx, "##").rstrip(),
         "## Errors\n\n" + _errors(ctx),
+        _undecided(ctx),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
 
@@ -142,3 +144,31 @@ def _errors(ctx: Context) -> str:
     ]
     header = ["Test", "Model", "Run", "Kind", "Error"]
     return table(header, rows) if rows else "None."
+
+
+UNDECIDED_NOTE = (
+    "A metric or check that could not decide on a run gives it no verdict: the run is in "
+    "no rate or average of that metric."
+)
+
+
+def _undecided(ctx: Context) -> str:
+    """Every (run, metric) that could not decide, with its reason: a line per reason, then
+    the runs (the reason written once per group); empty when every metric decided."""
+    groups = undecided_groups(ctx)
+    if not groups:
+        return ""
+    lines = [f"- {text(g.line())}" for g in groups]
+    rows = [
+        [
+            cell(i.run.test_id),
+            cell(i.run.model),
+            str(i.run.run_index),
+            cell(i.metric),
+            cell(i.reason) if n == 0 else "as above",
+        ]
+        for g in groups
+        for n, i in enumerate(g.items)
+    ]
+    body = table(["Test", "Model", "Run", "Metric", "Reason"], rows)
+    return "## Undecided\n\n" + UNDECIDED_NOTE + "\n\n" + "\n".join(lines) + "\n\n" + body

@@ -2,11 +2,15 @@
 
 `errors` counts every run without a usable answer; `faulty` is the part of them whose
 reply came back empty or cut off at the token limit (never judged, so in no rate).
+`undecided` counts the (run, metric) pairs where a metric or check could not decide (a
+checker's lambda failed, a judge's call failed): such a metric's cell is "-" or averages
+only the runs it decided; report.md lists each with its reason.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -23,6 +27,7 @@ from promptgen.report.stats import (
     metric_names,
     number,
     scenario_of,
+    undecided,
 )
 from promptgen.results import Test, TestRun
 
@@ -37,6 +42,7 @@ BASE_COLUMNS = [
     "runs",
     "errors",
     "faulty",
+    "undecided",
     "compliance",
     "rule_compliance",
     "inverse_compliance",
@@ -67,18 +73,19 @@ def overview(ctx: Context) -> pd.DataFrame:
     metrics = metric_columns(ctx)
     columns = [*BASE_COLUMNS, *metrics.values(), *USAGE_COLUMNS]
     tests = {t.id: t for t in ctx.tests}
+    blank = Counter(item.run.key for item in undecided(ctx))
     rows = []
     for model in ctx.models_run:
         runs = [r for r in ctx.test_runs if r.model == model]
         scenarios = dict.fromkeys(scenario_of(tests.get(r.test_id)) for r in runs)
-        rows.append(_row(model, ALL_SCENARIOS, runs, tests, metrics))
+        rows.append(_row(model, ALL_SCENARIOS, runs, tests, metrics, blank))
         for scenario in scenarios:
             chosen = [r for r in runs if scenario_of(tests.get(r.test_id)) == scenario]
-            rows.append(_row(model, scenario, chosen, tests, metrics))
+            rows.append(_row(model, scenario, chosen, tests, metrics, blank))
     frame = pd.DataFrame(rows, columns=columns)
     if frame.empty:
         return frame
-    counts = ("tests", "runs", "errors", "faulty", "tokens")
+    counts = ("tests", "runs", "errors", "faulty", "undecided", "tokens")
     return frame.astype(dict.fromkeys(counts, "int64"))
 
 
@@ -88,6 +95,7 @@ def _row(
     runs: list[TestRun],
     tests: dict[str, Test],
     metrics: dict[str, str],
+    blank: Counter[tuple[str, str, int]],
 ) -> dict[str, Any]:
     def rate(keep: Any) -> float:
         return _nan(compliance_rate(r for r in runs if keep(tests.get(r.test_id))))
@@ -102,6 +110,7 @@ def _row(
         "runs": len(runs),
         "errors": sum(r.error is not None or r.fault is not None for r in runs),
         "faulty": faulty(runs),
+        "undecided": sum(blank[r.key] for r in runs),
         "compliance": _nan(compliance_rate(runs)),
         "rule_compliance": rate(lambda t: not (t and t.inverse)),
         "inverse_compliance": rate(lambda t: bool(t and t.inverse)),

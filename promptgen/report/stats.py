@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from promptgen.context import Context
-from promptgen.results import MetricResult, Rule, Test, TestRun
+from promptgen.results import CLASS_CHECK, MetricResult, Rule, Test, TestRun
 from promptgen.secrets import scrub
+from promptgen.words import counted
 
 COMPLIANCE = "compliance"
 NO_SCENARIO = "(none)"
@@ -151,6 +152,72 @@ def reason_label(result: MetricResult) -> str:
     if result.metric == COMPLIANCE:
         return result.judge or COMPLIANCE
     return f"{result.metric} ({result.judge})" if result.judge else result.metric
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A metric or check that could not decide on a run: every verdict of it was "unknown"
+    (a checker's lambda failed, a check lacked a value, a judge's answer was unreadable) or
+    its call failed; `reason` is the first such verdict's reason or error."""
+
+    run: TestRun
+    metric: str
+    reason: str
+
+
+@dataclass
+class UndecidedGroup:
+    """The runs on which one metric could not decide for the same reason, and of how many
+    runs it judged."""
+
+    metric: str
+    reason: str
+    items: list[Undecided]
+    of: int
+
+    def line(self) -> str:
+        """E.g. "lve:LambdaChecker could not decide on 3 of 3 runs: the lambda failed: ..."."""
+        return (
+            f"{self.metric} could not decide on {len(self.items)} of "
+            f"{counted(self.of, 'run')}: {self.reason}"
+        )
+
+
+def undecided(ctx: Context) -> list[Undecided]:
+    """Every (run, metric) without a decision, in run order. Errored and faulty runs are
+    left out (the errors show them), and so is the class check on a test that expects no
+    class (it does not apply there)."""
+    results: dict[tuple[str, str, int, str], list[MetricResult]] = {}
+    for result in ctx.metric_results:
+        key = (result.test_id, result.model, result.run_index, result.metric)
+        results.setdefault(key, []).append(result)
+    found = []
+    for run in ctx.test_runs:
+        if not judged(run):
+            continue
+        for name, summary in run.metrics.items():
+            if summary.judges or name == CLASS_CHECK:
+                continue
+            mine = results.get((*run.key, name), [])
+            blank = [r for r in mine if r.error is not None or r.outcome == "unknown"]
+            if blank:
+                first = blank[0]
+                reason = scrub(first.error) if first.error else first.reason
+                found.append(Undecided(run, name, reason or "no reason given"))
+    return found
+
+
+def undecided_groups(ctx: Context) -> list[UndecidedGroup]:
+    """`undecided` grouped by metric and reason, largest group first."""
+    groups: dict[tuple[str, str], list[Undecided]] = {}
+    for item in undecided(ctx):
+        groups.setdefault((item.metric, item.reason), []).append(item)
+    judged_runs = [r for r in ctx.test_runs if judged(r)]
+    found = [
+        UndecidedGroup(metric, reason, items, sum(metric in r.metrics for r in judged_runs))
+        for (metric, reason), items in groups.items()
+    ]
+    return sorted(found, key=lambda g: -len(g.items))
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Columns: prompt (its output folder's name), file, model, status, tests, invalid (tests
 the validity judge rejected), unsafe (tests the safety judge flagged), runs, errors,
-compliance (%), the average of every metric any prompt has, and the prompt's exit code.
+undecided (a metric or check that could not decide on a run, counted per run and metric;
+each is listed under "Undecided" with its reason), compliance (%), the average of every
+metric any prompt has, and the prompt's exit code.
 A prompt evaluated on no model has one row with an empty model (its tests are the tests
 generated); a prompt that failed before running has one row with its error.
 """
@@ -28,13 +30,15 @@ from promptgen.report.overview import (
     format_cell,
     overview,
 )
+from promptgen.report.stats import undecided_groups
 from promptgen.report.terminal import print_table
 from promptgen.secrets import scrub
 
-FIXED = ["prompt", "file", "model", "status", "tests", "runs", "errors", "compliance"]
+FIXED = ["prompt", "file", "model", "status", "tests", "runs", "errors", "undecided", "compliance"]
 COLUMNS = [*FIXED[:5], "invalid", "unsafe", *FIXED[5:]]
 CODE = "exit_code"
-TERMINAL = ["prompt", "model", "status", "tests", "runs", "errors", "compliance", CODE]
+TERMINAL = ["prompt", "model", "status", "tests", "runs", "errors", "undecided", "compliance", CODE]
+UNDECIDED = "undecided"  # in the terminal only where a metric could not decide
 SHOWN = {CODE: "exit"}
 EXIT_RULE = (
     "The batch's exit code is the highest of its prompts' codes: 0 ok, 1 below "
@@ -70,7 +74,9 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
         frame = overview(ctx) if ctx is not None and ctx.test_runs else None
         if frame is None or frame.empty:
             tests = len(ctx.tests) if ctx is not None else 0
-            rows.append({**base, "model": "", "tests": tests, "runs": 0, "errors": 0})
+            rows.append(
+                {**base, "model": "", "tests": tests, "runs": 0, "errors": 0, "undecided": 0}
+            )
             continue
         for record in frame[frame["scenario"] == ALL_SCENARIOS].to_dict("records"):
             extra = {str(k): v for k, v in record.items() if k not in skip}
@@ -129,6 +135,10 @@ def _sections(entries: list[Entry], skipped: list[tuple[str, str]], others: int)
     if failed:
         lines += ["", "## Errors", ""]
         lines += [f"- `{e.prompt}` ({e.file}), exit {e.code}: {e.error}" for e in failed]
+    blank = [(e, g) for e in entries if e.ctx is not None for g in undecided_groups(e.ctx)]
+    if blank:
+        lines += ["", "## Undecided", ""]
+        lines += [f"- `{e.prompt}`: {g.line()}" for e, g in blank]
     notes = [(e, n) for e in entries for n in e.notes]
     if notes:
         lines += ["", "## Notes", ""]
@@ -161,8 +171,9 @@ def print_summary(
         ),
         soft_wrap=True,
     )
-    header = [SHOWN.get(c, c) for c in TERMINAL]
-    cells = [[_shown(_cell(c, r.get(c)).replace("\\|", "|")) for c in TERMINAL] for r in rows]
+    shown = [c for c in TERMINAL if c != UNDECIDED or any(r.get(UNDECIDED) for r in rows)]
+    header = [SHOWN.get(c, c) for c in shown]
+    cells = [[_shown(_cell(c, r.get(c)).replace("\\|", "|")) for c in shown] for r in rows]
     print_table(None, header, cells, right=header[3:], console=console)
     tail = [EXIT_RULE, *_sections(entries, skipped, others)]
     for line in tail:

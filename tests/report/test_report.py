@@ -40,6 +40,7 @@ COLUMNS = [
     "runs",
     "errors",
     "faulty",
+    "undecided",
     "compliance",
     "rule_compliance",
     "inverse_compliance",
@@ -55,14 +56,14 @@ T = 200 / 3  # two of three
 # (model, scenario) -> every column after those two, computed by hand from report_data.
 # fmt: off
 EXPECTED = {
-    (MODEL_A, ALL_SCENARIOS): [4, 5, 1, 0, 50, T, 0, T, 57.5, 50, 0.005, 65, 250, 385],
-    (MODEL_A, "formal"): [2, 3, 0, 0, T, T, NAN, T, 190 / 3, T, 0.004, 50, 200, 290],
-    (MODEL_A, "casual"): [1, 1, 0, 0, 0, NAN, 0, NAN, 40, 0, 0.001, 15, 400, 400],
-    (MODEL_A, "(none)"): [1, 1, 1, 0, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN],
-    (MODEL_B, ALL_SCENARIOS): [5, 6, 0, 0, 75, T, 100, T, 74, 80, 0.012, 180, 300, 525],
-    (MODEL_B, "formal"): [2, 2, 0, 0, 50, 50, NAN, 50, 85, 100, 0.006, 60, 200, 245],
-    (MODEL_B, "casual"): [2, 2, 0, 0, 100, NAN, 100, NAN, 75, 100, 0.003, 60, 450, 540],
-    (MODEL_B, "(none)"): [1, 2, 0, 0, 100, 100, NAN, 100, 50, 0, 0.003, 60, 250, 430],
+    (MODEL_A, ALL_SCENARIOS): [4, 5, 1, 0, 0, 50, T, 0, T, 57.5, 50, 0.005, 65, 250, 385],
+    (MODEL_A, "formal"): [2, 3, 0, 0, 0, T, T, NAN, T, 190 / 3, T, 0.004, 50, 200, 290],
+    (MODEL_A, "casual"): [1, 1, 0, 0, 0, 0, NAN, 0, NAN, 40, 0, 0.001, 15, 400, 400],
+    (MODEL_A, "(none)"): [1, 1, 1, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN],
+    (MODEL_B, ALL_SCENARIOS): [5, 6, 0, 0, 0, 75, T, 100, T, 74, 80, 0.012, 180, 300, 525],
+    (MODEL_B, "formal"): [2, 2, 0, 0, 0, 50, 50, NAN, 50, 85, 100, 0.006, 60, 200, 245],
+    (MODEL_B, "casual"): [2, 2, 0, 0, 0, 100, NAN, 100, NAN, 75, 100, 0.003, 60, 450, 540],
+    (MODEL_B, "(none)"): [1, 2, 0, 0, 0, 100, 100, NAN, 100, 50, 0, 0.003, 60, 250, 430],
 }
 # fmt: on
 
@@ -91,7 +92,7 @@ def test_overview_of_an_empty_context_has_the_columns() -> None:
     ctx.metrics = [MetricInfo(name="tone", kind="custom", scorer=True)]
     df = overview(ctx)
     assert df.empty
-    assert list(df.columns) == [*COLUMNS[:10], "tone", *COLUMNS[12:]]
+    assert list(df.columns) == [*COLUMNS[:11], "tone", *COLUMNS[13:]]
 
 
 def test_a_metric_named_like_a_column_gets_a_prefix() -> None:
@@ -127,7 +128,7 @@ def test_markdown_sections_and_figures() -> None:
     assert "| rule-start | The output starts with Hello | 50.0% (2) | 100.0% (2) |" in md
     assert "| rule-short | The output is one sentence \\| no more | 100.0% (2) | 50.0% (3) |" in md
     assert "| inv-start | The output does not start with Hello | 0.0% (1) | 100.0% (1) |" in md
-    assert "| model-a | (all) | 4 | 5 | 1 | 0 | 50.0 | 66.7 | 0.0 |" in md
+    assert "| model-a | (all) | 4 | 5 | 1 | 0 | 0 | 50.0 | 66.7 | 0.0 |" in md
     assert "You greet the user. Always start with Hello." in md
     assert "| t4 | model-a | 0 | call failed | timeout after 30 s |" in md
     assert "- **Runs:** 11, 1 errored\n" in md

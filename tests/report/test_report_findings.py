@@ -198,9 +198,9 @@ def test_numbers_read_as_in_the_terminal() -> None:
     terminal = console.export_text()
     row = next(line for line in terminal.splitlines() if "model-a" in line and "(all)" in line)
     # model-a (all): compliance 50.0, rules 66.7, inverse 0.0, valid 66.7, accuracy 45.8
-    assert row.split()[6:11] == ["50.0", "66.7", "0.0", "66.7", "45.8"]
+    assert row.split()[7:12] == ["50.0", "66.7", "0.0", "66.7", "45.8"]
     md, page = report_markdown(ctx), report_html(ctx)
-    assert "| model-a | (all) | 4 | 5 | 1 | 0 | 50.0 | 66.7 | 0.0 | 66.7 | 45.8 | 50.0 |" in md
+    assert "| model-a | (all) | 4 | 5 | 1 | 0 | 0 | 50.0 | 66.7 | 0.0 | 66.7 | 45.8 | 50.0 |" in md
     assert table_column(page, "results-table", "accuracy")[0] == "33.3"
     assert table_rows(page, "groundtruth-table")[0][4] == "83.3"
     # One decimal everywhere; only costs have four, as in the terminal; none has more.
