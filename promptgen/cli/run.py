@@ -278,6 +278,7 @@ def execute_batch(args: list[str], options: Options) -> int:
     batch = run_batch(plan, options, say)
     for failed in (r for r in batch.runs if r.error is not None):
         print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)
+    print_warnings([f"{r.name}: {r.nothing}" for r in batch.runs if r.nothing and not r.error])
     with results_output():
         print_batch_summary(batch)
         typer.echo(f"summary: {batch.out / 'summary.md'}, {batch.out / 'summary.csv'}")
