@@ -347,10 +347,13 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     from promptgen.report.files import write_all
     from promptgen.report.junit import junit_xml
     from promptgen.report.overview import overview, print_overview
-    from promptgen.report.safety import dropped_warning, prompt_warning
+    from promptgen.report.safety import dropped_warning, kept_note, prompt_warning
 
     said = [prompt_warning(ctx), dropped_warning(ctx), not_evaluated(ctx, prepared.cfg)]
     print_warnings(list(filter(None, said)))
+    note = kept_note(ctx)
+    if note is not None:
+        print(f"promptgen: note: {note}", file=sys.stderr)
     write_all(ctx, prepared.out)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
