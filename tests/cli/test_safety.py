@@ -150,9 +150,9 @@ def test_frontmatter_turns_it_off_and_dry_run_counts_it(
     plan = run(tmp_path, fake, "--dry-run")
     assert plan.returncode == 0, plan.stderr
     rows = {line.split()[0]: line.split()[1] for line in plan.stdout.splitlines()[1:-1]}
-    # Projected before any rule exists: maxRules 6 at min, with inverses 12 tests, in
-    # batches of 8.
-    assert rows["safety"] == "1" and rows["screen"] == "2"
+    # Projected before any rule exists: one rule per instruction sentence (1 here), with
+    # its inverse 2 tests and the 3 behaviours read from the prompt, in one batch of 8.
+    assert rows["safety"] == "1" and rows["screen"] == "1"
     (tmp_path / "off").mkdir()
     prompt = tmp_path / "off" / "p.prompty"
     prompt.write_text(PROMPT.replace("name: leaky-summary", "name: p\nsafety: false"))
