@@ -23,7 +23,7 @@ from promptgen.context import Context
 from promptgen.discover import Found, Plan, Skipped
 from promptgen.errors import PromptgenError
 from promptgen.export import run_exports
-from promptgen.gate import gate
+from promptgen.gate import gate, not_evaluated
 from promptgen.llm import LLM, GatewaySettings
 from promptgen.options import Options
 from promptgen.pipeline import plan as planned_calls
@@ -35,6 +35,7 @@ from promptgen.secrets import scrub
 from promptgen.words import counted
 
 STATUS = {0: "ok", 1: "below --fail-under", 2: "bad input", 3: "failed"}
+NOT_EVALUATED = "not evaluated"
 Notify = Callable[[str], None]
 
 
@@ -49,9 +50,14 @@ class PromptRun:
     code: int = 0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Models were named and no test ran on them: why (gate.not_evaluated), else None.
+    nothing: str | None = None
+    models: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
+        if self.nothing is not None and self.code in (0, 1):
+            return NOT_EVALUATED  # never "ok" (nor "below --fail-under") for nothing
         return STATUS.get(self.code, "failed")
 
     @property
@@ -74,7 +80,7 @@ class Batch:
 
 def entries(batch: Batch) -> list[Entry]:
     return [
-        Entry(r.name, str(r.found.path), r.status, r.code, r.ctx, r.error, r.notes)
+        Entry(r.name, str(r.found.path), r.status, r.code, r.ctx, r.error, r.notes, r.models)
         for r in batch.runs
     ]
 
@@ -161,6 +167,10 @@ async def _run_one(
         say(f"{tag} {item.slug}: running ({item.path})")
         run.ctx = await api.run_async(prepared, llm=None if own else shared.for_run())
         _write(run.ctx, prepared.out, mine, run)
+        run.nothing = not_evaluated(run.ctx, prepared.cfg)
+        if run.nothing is not None:
+            run.models = prepared.cfg.models
+            run.notes.append(run.nothing)
         gate(run.ctx, prepared.cfg)
     except PromptgenError as err:
         run.code, run.error = err.exit_code, err.one_line()
@@ -186,7 +196,7 @@ def _outcome(run: PromptRun) -> str:
     rate = overall_compliance(ctx)
     shown = "" if rate is None else f", compliance {rate:.1f}%"
     tests, runs = counted(len(ctx.tests), "test"), counted(len(ctx.test_runs), "run")
-    return f"ok: {tests}, {runs}{shown} -> {run.out}"
+    return f"{run.status}: {tests}, {runs}{shown} -> {run.out}"
 
 
 @dataclass

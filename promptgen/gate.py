@@ -13,6 +13,7 @@ from promptgen.context import Context
 from promptgen.errors import PromptgenError
 from promptgen.pipeline import unfinished
 from promptgen.report.overview import overall_compliance
+from promptgen.report.safety import why_nothing
 from promptgen.selection import eval_tests
 
 
@@ -48,15 +49,7 @@ def not_evaluated(ctx: Context, cfg: RunConfig) -> str | None:
         return None
     if eval_tests(ctx, cfg):
         return None  # tests to run, but not run: a runtime failure, said by its stage
-    flagged = [t for t in ctx.tests if t.flagged]
-    why = "no test to run"
-    if flagged and cfg.safety and not cfg.ev.keep_unsafe:
-        why = (
-            f"the safety screen flagged {len(flagged)} of {len(ctx.tests)} tests and the "
-            "others were invalid or filtered out (--keep-unsafe runs the flagged ones)"
-            if len(flagged) < len(ctx.tests)
-            else f"the safety screen flagged all {len(ctx.tests)} tests (--keep-unsafe runs them)"
-        )
+    why = why_nothing(ctx) if cfg.safety else "no test to run"
     return f"nothing was evaluated on {', '.join(cfg.models)}: {why}"
 
 

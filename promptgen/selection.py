@@ -10,6 +10,7 @@ from typing import Any
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.model import PromptUnderTest
+from promptgen.prompting.safety import handled, kept_for_purpose
 from promptgen.results import Test
 
 Cell = tuple[Test, str, int]
@@ -19,19 +20,21 @@ def eval_tests(ctx: Context, cfg: RunConfig) -> list[Test]:
     """Tests to evaluate, bounded by maxTestsToRun.
 
     Invalid tests are left out unless keepInvalid, and tests the safety screen flagged
-    unless keepUnsafe (or --no-safety); `--tests FILE` restricts the set. The bound takes
+    unless keepUnsafe (or --no-safety) or the prompt's own purpose handles what was
+    flagged (personal data for a redactor); `--tests FILE` restricts the set. The bound takes
     tests round-robin over (scenario, rule) groups, so a small budget still covers every
     rule instead of the first rule's tests only.
     """
     options = cfg.ev
     wanted = set(options.test_ids)
     drop_unsafe = cfg.safety and not options.keep_unsafe
+    handles = handled(ctx) if drop_unsafe and any(t.flagged for t in ctx.tests) else frozenset()
     eligible = [
         t
         for t in ctx.tests
         if (not wanted or t.id in wanted)
         and (options.keep_invalid or t.valid is not False)
-        and not (drop_unsafe and t.flagged)
+        and not (drop_unsafe and t.flagged and not kept_for_purpose(t, handles))
     ]
     if options.max_tests_to_run is None or len(eligible) <= options.max_tests_to_run:
         return eligible

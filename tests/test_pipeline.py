@@ -33,9 +33,10 @@ def test_every_stage_comes_after_what_it_waits_for() -> None:
 
 @pytest.mark.parametrize("effort", ["min", "low", "medium"])
 def test_the_plan_is_the_calls_made(effort: str, tmp_path: Path) -> None:
-    """With as many rules as the plan assumes, every generation stage makes the calls
-    planned; the evaluation makes at most as many (invalid tests are left out)."""
-    with FakeLLM(responder=PipelineResponder(rules=10)) as fake:
+    """With as many rules as the plan assumes (one per instruction sentence: 8 here),
+    every generation stage makes the calls planned; the evaluation makes at most as many
+    (invalid tests are left out)."""
+    with FakeLLM(responder=PipelineResponder(rules=8)) as fake:
         options = Options(
             effort=effort,
             models=Models(models=["m1"], api_base=fake.url),

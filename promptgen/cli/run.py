@@ -278,6 +278,7 @@ def execute_batch(args: list[str], options: Options) -> int:
     batch = run_batch(plan, options, say)
     for failed in (r for r in batch.runs if r.error is not None):
         print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)
+    print_warnings([f"{r.name}: {r.nothing}" for r in batch.runs if r.nothing and not r.error])
     with results_output():
         print_batch_summary(batch)
         typer.echo(f"summary: {batch.out / 'summary.md'}, {batch.out / 'summary.csv'}")
@@ -346,10 +347,13 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     from promptgen.report.files import write_all
     from promptgen.report.junit import junit_xml
     from promptgen.report.overview import overview, print_overview
-    from promptgen.report.safety import dropped_warning, prompt_warning
+    from promptgen.report.safety import dropped_warning, kept_note, prompt_warning
 
     said = [prompt_warning(ctx), dropped_warning(ctx), not_evaluated(ctx, prepared.cfg)]
     print_warnings(list(filter(None, said)))
+    note = kept_note(ctx)
+    if note is not None:
+        print(f"promptgen: note: {note}", file=sys.stderr)
     write_all(ctx, prepared.out)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate

@@ -28,7 +28,7 @@ from promptgen.report.html_tables import results_table, tests_table
 from promptgen.report.markdown import UNDECIDED_NOTE
 from promptgen.report.mutation import mutation_html
 from promptgen.report.overview import error_rate, overall_compliance
-from promptgen.report.safety import safety_html
+from promptgen.report.safety import models_said, safety_html
 from promptgen.report.stats import (
     error_kind,
     error_text,
@@ -117,7 +117,7 @@ def _summary(ctx: Context) -> str:
     verdicts = [verdict(r) for r in runs]
     counts = count_tests(ctx)
     cards = [
-        ("Models", str(len(ctx.models_run)), ", ".join(ctx.models_run) or "none"),
+        ("Models", str(len(ctx.models_run)), models_said(ctx)),
         ("Tests", str(counts.total), f"{counts.run} run, {counts.invalid} invalid"),
         ("Runs", str(len(runs)), f"{verdicts.count(None)} without a verdict"),
         (

@@ -21,7 +21,7 @@ from promptgen.report.markdown_sections import (
 from promptgen.report.markdown_text import cell, fenced, table, text
 from promptgen.report.mutation import mutation_markdown
 from promptgen.report.overview import format_cell, overall_compliance, overview
-from promptgen.report.safety import safety_markdown
+from promptgen.report.safety import models_said, safety_markdown
 from promptgen.report.stats import (
     FAULT_LABELS,
     error_kind,
@@ -66,7 +66,7 @@ def _summary(ctx: Context) -> str:
     lines = [
         f"**{count_tests(ctx).headline()}**",
         "",
-        f"- **Models:** {text(', '.join(ctx.models_run)) or 'none'}",
+        f"- **Models:** {text(models_said(ctx))}",
         f"- **Runs:** {len(runs)}, {errors} errored{_faults(ctx)}",
         f"- **Overall compliance:** {percent(overall_compliance(ctx))} "
         f"({verdicts.count(True)} compliant, {verdicts.count(False)} non-compliant, "

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 from promptgen.config import RunConfig
 from promptgen.context import Context
+from promptgen.prompting.safety import flagged_kind, handled, kept_for_purpose
 from promptgen.report.markdown_text import cell, table, text
 from promptgen.report.stats import excerpt
 from promptgen.results import SafetyVerdict, Test
@@ -25,35 +26,64 @@ class Findings:
     screened: int
     flagged: list[Test]
     dropped: bool  # flagged tests were left out of the evaluation
+    # Flagged, and run all the same: the prompt's own purpose handles what was flagged.
+    kept: list[Test] = field(default_factory=list)
 
     @property
     def any(self) -> bool:
         return self.prompt is not None or self.screened > 0
 
-    def counts(self) -> str:
+    @property
+    def left_out(self) -> list[Test]:
+        """The flagged tests the evaluation leaves out."""
+        if not self.dropped:
+            return []
+        kept = {t.id for t in self.kept}
+        return [t for t in self.flagged if t.id not in kept]
+
+    def counts(self, tests: list[Test] | None = None) -> str:
         """ "1 prompt injection, 2 harmful content"."""
-        by_label: Counter[str | None] = Counter(t.safety for t in self.flagged)
+        chosen = self.flagged if tests is None else tests
+        by_label: Counter[str | None] = Counter(t.safety for t in chosen)
         return ", ".join(f"{by_label[k]} {v}" for k, v in LABELS.items() if by_label[k])
+
+    def purpose(self) -> str:
+        """ "personal data": what the kept tests hold, which the prompt handles."""
+        kinds = dict.fromkeys(flagged_kind(t) for t in self.kept)
+        return " and ".join(k for k in kinds if k)
 
     def tests_line(self) -> str:
         if not self.flagged:
             return f"none of {self.screened} screened tests flagged"
-        fate = "kept in the runs"
-        if self.dropped:
-            fate = "not run on the models (--keep-unsafe runs them)"
         flagged = f"{len(self.flagged)} of {self.screened} screened tests flagged"
-        return f"{flagged} ({self.counts()}), {fate}"
+        if not self.dropped:
+            return f"{flagged} ({self.counts()}), kept in the runs"
+        left = self.left_out
+        said = f"{flagged} ({self.counts()})"
+        if self.kept:
+            ran = "all" if not left else str(len(self.kept))
+            said += (
+                f", {ran} run on the models as the prompt handles {self.purpose()} "
+                "(its own purpose)"
+            )
+        if left:
+            which = "not run" if not self.kept else f"{len(left)} not run"
+            said += f", {which} on the models (--keep-unsafe runs them)"
+        return said
 
 
 def findings(ctx: Context) -> Findings:
     options = ctx.options
     screened = [t for t in ctx.tests if t.safety is not None]
+    flagged = [t for t in screened if t.flagged]
+    handles = handled(ctx) if flagged else frozenset()
     return Findings(
         prompt=ctx.safety,
         screened=len(screened),
-        flagged=[t for t in screened if t.flagged],
+        flagged=flagged,
         # Not set (None) and tests screened: the judge was not small, so it was on.
         dropped=options.generation.safety is not False and not options.evaluation.keep_unsafe,
+        kept=[t for t in flagged if kept_for_purpose(t, handles)],
     )
 
 
@@ -72,12 +102,45 @@ def prompt_warning(ctx: Context) -> str | None:
 def dropped_warning(ctx: Context) -> str | None:
     """One line for stderr when flagged tests were left out of the evaluation."""
     found = findings(ctx)
-    if not (found.flagged and found.dropped and ctx.options.models.models):
+    left = found.left_out
+    if not (left and ctx.options.models.models):
         return None
+    if found.kept:  # some flagged tests ran all the same: count those left out
+        return (
+            f"the safety screen flagged {len(found.flagged)} of {found.screened} tests; "
+            f"{len(left)} of them ({found.counts(left)}) not run on the models "
+            f"(--keep-unsafe runs them)"
+        )
     return (
         f"the safety screen flagged {len(found.flagged)} of {found.screened} tests "
         f"({found.counts()}); they were not run on the models (--keep-unsafe runs them)"
     )
+
+
+def kept_note(ctx: Context) -> str | None:
+    """One line for stderr when flagged tests ran because the prompt handles them."""
+    found = findings(ctx)
+    if not (found.dropped and found.kept and ctx.options.models.models):
+        return None
+    return (
+        f"{len(found.kept)} of the {len(found.flagged)} tests the safety screen flagged "
+        f"hold {found.purpose()}, which the prompt handles: they were run on the models"
+    )
+
+
+def why_nothing(ctx: Context) -> str:
+    """Why no test ran on the models named: the reason `gate.not_evaluated` and the
+    reports give."""
+    found = findings(ctx)
+    left, total = found.left_out, len(ctx.tests)
+    if not left:
+        return "no test to run"
+    if len(left) < total:
+        return (
+            f"the safety screen flagged {len(left)} of {total} tests and the others were "
+            "invalid or filtered out (--keep-unsafe runs the flagged ones)"
+        )
+    return f"the safety screen flagged all {total} tests (--keep-unsafe runs them)"
 
 
 def summary_line(ctx: Context) -> str | None:
@@ -165,3 +228,20 @@ def _label(verdict: str | None) -> str:
 
 def _inputs(test: Test) -> str:
     return excerpt(json.dumps(test.inputs, ensure_ascii=False, default=str), 300)
+
+
+def models_said(ctx: Context) -> str:
+    """The models of the run as the reports' summary names them: those with runs; else
+    the models named and why nothing ran on them (never a bare "none" for them)."""
+    if ctx.models_run:
+        return ", ".join(ctx.models_run)
+    named = ctx.options.models.models
+    if not named:
+        return "none"
+    if not ctx.options.evaluation.evals:
+        return f"none ({', '.join(named)} named, --no-evals)"
+    left = {t.id for t in findings(ctx).left_out}
+    keep_invalid = ctx.options.evaluation.keep_invalid
+    runnable = [t for t in ctx.tests if t.id not in left and (keep_invalid or t.valid is not False)]
+    why = "no test ran on them (see Errors)" if runnable else why_nothing(ctx)
+    return f"none: {', '.join(named)} named, nothing was evaluated on them: {why}"

@@ -6,7 +6,9 @@ undecided (a metric or check that could not decide on a run, counted per run and
 each is listed under "Undecided" with its reason), compliance (%), the average of every
 metric any prompt has, and the prompt's exit code.
 A prompt evaluated on no model has one row with an empty model (its tests are the tests
-generated); a prompt that failed before running has one row with its error.
+generated); a prompt whose models were named and ran no test (status `not evaluated`)
+has one row per model with 0 tests and 0 runs; a prompt that failed before running has
+one row with its error.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Entry:
     ctx: Any = None  # its Context, when it ran
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    models: tuple[str, ...] = ()  # named, when no test ran on them ("not evaluated")
 
 
 def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -72,6 +75,9 @@ def summary_rows(entries: Iterable[Entry]) -> tuple[list[str], list[dict[str, An
             counts = count_tests(ctx)
             base["invalid"], base["unsafe"] = counts.invalid, counts.unsafe
         frame = overview(ctx) if ctx is not None and ctx.test_runs else None
+        if (frame is None or frame.empty) and entry.models:  # nothing ran on them
+            rows += [{**base, "model": m, "tests": 0, "runs": 0, "errors": 0} for m in entry.models]
+            continue
         if frame is None or frame.empty:
             tests = len(ctx.tests) if ctx is not None else 0
             rows.append(

@@ -208,9 +208,12 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
             size = gen.max_rules_per_test_generation
             calls = scenarios * sum(-(-g // size) for g in groups if g)
     projection.generated = slots * scenarios
+    samples = sum(t.origin == "sample" for t in ctx.tests)
     if ctx.tests and "tests" in projection.complete:
         projection.generated = sum(t.origin == "generated" for t in ctx.tests)
-    projection.tests = projection.generated
+    elif not samples:  # the author's samples become tests too (no call), and are run
+        samples = len(sample_tests(ctx.prompt))
+    projection.tests = projection.generated + samples
     return calls
 
 

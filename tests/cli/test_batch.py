@@ -510,3 +510,45 @@ def test_the_printed_summary_reads_at_80_columns(
     # the files keep every column
     written = (tmp_path / "promptgen-out" / "summary.md").read_text()
     assert "| prompt | file | model | status | tests | invalid | unsafe |" in written
+
+
+def test_a_prompt_that_evaluated_nothing_is_not_ok(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Every test of one prompt is flagged (its input's name holds the fake judge's word):
+    nothing ran on the model, so its row says `not evaluated` with 0 tests, and why."""
+    fake, _ = server
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "shout.prompty").write_text(GOOD)
+    (folder / "flagged.prompty").write_text(
+        GOOD.replace("Shout", "Flagged")
+        .replace("    sample: hello there\n", "")  # a sample is not screened: it would run
+        .replace("text:", "harmme:")
+        .replace("{{text}}", "{{harmme}}")
+    )
+    result = evaluate(tmp_path, fake, "prompts")
+    assert result.returncode == 0, result.stderr
+    ctx = load_context(tmp_path / "promptgen-out" / "flagged" / "context.json")
+    assert ctx.tests and all(t.flagged for t in ctx.tests) and not ctx.test_runs
+    why = (
+        f"nothing was evaluated on m1: the safety screen flagged all {len(ctx.tests)} tests "
+        "(--keep-unsafe runs them)"
+    )
+    assert f"promptgen: warning: flagged: {why}" in result.stderr.splitlines()
+    table = rows(tmp_path / "promptgen-out" / "summary.csv")
+    flagged, shout = table["flagged"], table["shout"]
+    assert (flagged["model"], flagged["status"], flagged["tests"], flagged["runs"]) == (
+        "m1",
+        "not evaluated",
+        "0",
+        "0",
+    )
+    assert int(flagged["unsafe"]) == len(ctx.tests) and flagged["exit_code"] == "0"
+    assert (shout["status"], int(shout["tests"]) > 0) == ("ok", True)
+    summary = (tmp_path / "promptgen-out" / "summary.md").read_text()
+    assert "| flagged | prompts/flagged.prompty | m1 | not evaluated | 0 |" in summary
+    assert f"## Notes\n\n- `flagged`: {why}\n" in summary
+    printed = [line.split() for line in result.stdout.splitlines()]
+    assert ["flagged", "m1", "not", "evaluated", "0", "0", "0", "-", "0"] in printed
+    assert f"- `flagged`: {why}" in " ".join(result.stdout.split())  # the Notes, wrapped

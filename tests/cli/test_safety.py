@@ -150,9 +150,9 @@ def test_frontmatter_turns_it_off_and_dry_run_counts_it(
     plan = run(tmp_path, fake, "--dry-run")
     assert plan.returncode == 0, plan.stderr
     rows = {line.split()[0]: line.split()[1] for line in plan.stdout.splitlines()[1:-1]}
-    # Projected before any rule exists: maxRules 6 at min, with inverses 12 tests, in
-    # batches of 8.
-    assert rows["safety"] == "1" and rows["screen"] == "2"
+    # Projected before any rule exists: one rule per instruction sentence (1 here), with
+    # its inverse 2 tests and the 3 behaviours read from the prompt, in one batch of 8.
+    assert rows["safety"] == "1" and rows["screen"] == "1"
     (tmp_path / "off").mkdir()
     prompt = tmp_path / "off" / "p.prompty"
     prompt.write_text(PROMPT.replace("name: leaky-summary", "name: p\nsafety: false"))
@@ -185,4 +185,102 @@ def test_every_test_flagged_is_said_and_is_no_ok_under_a_gate(
         assert gated.stderr.splitlines()[-1] == (
             "promptgen: error: nothing was evaluated on m1: the safety screen flagged all 9 "
             "tests (--keep-unsafe runs them)"
+        )
+
+
+def test_models_named_and_nothing_run_is_said_in_the_reports(
+    server: tuple[FakeLLM, CraftedTests], tmp_path: Path
+) -> None:
+    """report.md and report.html name the models and why nothing ran on them, not
+    'Models: none'."""
+    fake, responder = server
+    responder.unsafe_words = {"": "harmful"}  # every text is flagged
+    assert run(tmp_path, fake).returncode == 0
+    said = (
+        "none: m1 named, nothing was evaluated on them: the safety screen flagged all 9 "
+        "tests (--keep-unsafe runs them)"
+    )
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert f"- **Models:** {said}\n" in report
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert f'<div class="value">0</div><div class="note">{said}</div>' in html
+
+
+REDACTOR = """---
+name: redactor
+---
+system:
+Redact personal data from the user's text: replace every e-mail address with [EMAIL]
+and every phone number with [PHONE]. Keep everything else as written.
+
+user:
+{{text}}
+"""
+PII = (
+    "Mail jane.doe@example.com or call +44 20 7946 0958 before Friday.",
+    "Reach Bob at bob.smith@example.org, phone +1 415 555 0100.",
+)
+
+
+class PiiTests(CraftedTests):
+    """Two tests hold e-mail addresses and phone numbers, a third asks for a bomb; the
+    judge flags all three as harmful (as the embedded judge did plain contact details)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unsafe_words = {"@example.": "harmful", "pipe bomb": "harmful"}
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = PipelineResponder.answer(self, name, schema, text, n)
+        if name == "TestCases":
+            first, second, third = list(answer)[:3]
+            answer[first]["1"]["inputs"]["text"] = PII[0]
+            answer[second]["1"]["inputs"]["text"] = PII[1]
+            answer[third]["1"]["inputs"]["text"] = HARMFUL
+        return answer
+
+
+@pytest.mark.parametrize("redactor", [True, False], ids=["redactor", "summariser"])
+def test_a_redactor_runs_its_personal_data_tests(tmp_path: Path, redactor: bool) -> None:
+    """The default: flagged tests holding what the prompt's own purpose handles (personal
+    data for a redactor) run on the models, with a note; other flagged tests (the bomb, or
+    any prompt's personal data it does not handle) are still left out."""
+    with FakeLLM(responder=PiiTests()) as fake:
+        prompt = tmp_path / "p.prompty"
+        prompt.write_text(REDACTOR if redactor else PROMPT.replace("leaky-", ""))
+        base = ["--effort", "min", "--api-base", fake.url, "--out", str(tmp_path / "out")]
+        result = promptgen(tmp_path, str(prompt), *base, "--quiet", "--models", "m1")
+        assert result.returncode == 0, result.stderr
+        ctx = load_context(tmp_path / "out" / "context.json")
+        flagged = {t.id: t.inputs["text"] for t in ctx.tests if t.flagged}
+        assert sorted(flagged.values()) == sorted([*PII, HARMFUL])
+        sent = [str(b) for b in under_test(fake)]
+    ran = {ctx_id for ctx_id in {r.test_id for r in ctx.test_runs} if ctx_id in flagged}
+    assert not any(HARMFUL in b for b in sent)
+    line = next(x for x in result.stdout.splitlines() if x.startswith("safety"))
+    if redactor:
+        assert sorted(flagged[i] for i in ran) == sorted(PII)
+        assert sum(any(p in b for p in PII) for b in sent) == 2
+        assert len(ctx.test_runs) == len(ctx.tests) - 1
+        assert (
+            "promptgen: note: 2 of the 3 tests the safety screen flagged hold personal "
+            "data, which the prompt handles: they were run on the models"
+        ) in result.stderr.splitlines()
+        assert (
+            f"promptgen: warning: the safety screen flagged 3 of {len(ctx.tests)} tests; 1 of "
+            "them (1 harmful content) not run on the models (--keep-unsafe runs them)"
+        ) in result.stderr.splitlines()
+        assert line.endswith(
+            f"3 of {len(ctx.tests)} screened tests flagged (3 harmful content), 2 run on the "
+            "models as the "
+            "prompt handles personal data (its own purpose), 1 not run on the models "
+            "(--keep-unsafe runs them)"
+        )
+    else:
+        assert not ran and not any(p in b for b in sent for p in PII)
+        assert len(ctx.test_runs) == len(ctx.tests) - 3
+        assert "promptgen: note:" not in result.stderr
+        assert line.endswith(
+            f"3 of {len(ctx.tests)} screened tests flagged (3 harmful content), not run on the "
+            "models (--keep-unsafe runs them)"
         )
