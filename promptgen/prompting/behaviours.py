@@ -37,6 +37,7 @@ from promptgen.model import PromptInput, PromptUnderTest
 from promptgen.prompting.likeness import near_duplicate
 from promptgen.prompting.seeds import Seed, instruction_seeds
 from promptgen.results import Behaviour
+from promptgen.words import plural
 
 # --- small text helpers ------------------------------------------------------------------
 
@@ -436,7 +437,7 @@ def _plural(item: str) -> str:
     """ "fact" -> "facts"; phrases, plurals and names as they are."""
     if " " in item or item.endswith("s") or not item.isalpha() or item[0].isupper():
         return item
-    return item[:-1] + "ies" if item.endswith("y") and item[-2:-1] not in "aeiou" else item + "s"
+    return plural(item)
 
 
 # --- temptations -------------------------------------------------------------------------

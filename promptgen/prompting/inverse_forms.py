@@ -19,6 +19,7 @@ import re
 from promptgen.prompting.behaviours import forbidden
 from promptgen.prompting.likeness import AS_WRITTEN
 from promptgen.prompting.seeds import content_words
+from promptgen.words import plural
 
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -88,9 +89,7 @@ def _limit(text: str) -> str | None:
 
 
 def _plural(unit: str) -> str:
-    if unit.endswith("s"):
-        return unit
-    return unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+    return unit if unit.endswith("s") else plural(unit)
 
 
 def third_person(act: str) -> str:
