@@ -6,6 +6,7 @@ quality gate (1): a run with unfinished work has no trustworthy compliance figur
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from promptgen.config import RunConfig
@@ -27,6 +28,25 @@ class QualityGateError(PromptgenError):
 class Failures:
     calls: int
     failed: int
+    example: str = ""  # the most common error, as recorded
+    cut_off: int = 0  # answers under test cut off at the token limit
+
+    def said(self, allowed: float) -> PromptgenError:
+        """The error a run with more failures than `allowed` ends with: how many, the
+        most common reason, and what helps (a cut-off answer comes back the same from a
+        deterministic model, so re-running alone does not)."""
+        hint = "re-run the same command to retry only those"
+        if self.cut_off:
+            hint += (
+                f"; {self.cut_off} answer(s) under test were cut off at the token limit: "
+                "raise the prompt's max_tokens, or accept a share with --fail-on-error RATE"
+            )
+        return PromptgenError(
+            f"{self.failed} of {self.calls} evaluation calls failed "
+            f"({self.rate:.1%} > {allowed:.1%} allowed by --fail-on-error), "
+            f"e.g. {self.example}",
+            hint=hint,
+        )
 
     @property
     def rate(self) -> float:
@@ -40,7 +60,10 @@ def evaluation_failures(ctx: Context) -> Failures:
         *(r.error for r in ctx.metric_results),
         *(a.error for a in ctx.groundtruth),
     ]
-    return Failures(calls=len(items), failed=sum(e is not None for e in items))
+    errors = Counter(e for e in items if e is not None)
+    example = errors.most_common(1)[0][0] if errors else ""
+    cut_off = sum(r.fault == "truncated" for r in ctx.test_runs)
+    return Failures(len(items), sum(errors.values()), example, cut_off)
 
 
 def not_evaluated(ctx: Context, cfg: RunConfig) -> str | None:
@@ -71,11 +94,7 @@ def gate(ctx: Context, cfg: RunConfig) -> None:
     failures = evaluation_failures(ctx)
     allowed = fail_on_error if fail_on_error is not None else 0.0
     if failures.failed and failures.rate > allowed:
-        raise PromptgenError(
-            f"{failures.failed} of {failures.calls} evaluation calls failed "
-            f"({failures.rate:.1%} > {allowed:.1%} allowed by --fail-on-error)",
-            hint="re-run the same command to retry only those",
-        )
+        raise failures.said(allowed)
     if fail_under is not None:
         rate = overall_compliance(ctx)
         if rate is None:

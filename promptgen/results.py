@@ -227,8 +227,14 @@ class TestRun(_Record):
     error: str | None = None
     fault: Fault | None = Field(
         None,
-        description="The reply was empty or cut off at the token limit: `error` says so, "
-        "`output` keeps what came back; it is never judged, and a re-run asks again.",
+        description="The reply was empty (or a multi-step prompt's step was cut off at the "
+        "token limit): `error` says so, `output` keeps what came back; it is never judged, "
+        "and a re-run asks again.",
+    )
+    cut_off: bool = Field(
+        False,
+        description="The answer stopped at the token limit (finish_reason: length); it is "
+        "judged as it came back, the way the prompt's users would get it.",
     )
     steps: dict[str, str] | None = Field(
         None,

@@ -1,8 +1,9 @@
 """Model output faults are data, not answers (docs/llm.md, docs/metrics.md).
 
-In process: a model under test that answers "" or is cut off (finish_reason "length")
-gets a TestRun flagged with its fault, never judged, not cached, and asked again by a
-re-run. End to end: the whole pipeline against ../shared/tools/mockllm.py with 20 %
+In process: a model under test that answers "" gets a TestRun flagged with its fault,
+never judged, not cached, and asked again by a re-run; one cut off at the token limit
+(finish_reason "length") gave the prompt's answer as deployed: judged as it came back
+and marked `cut_off`. End to end: the whole pipeline against ../shared/tools/mockllm.py with 20 %
 mixed faults finishes within a few runs of the same command, loses no cell, and never
 judges a faulty output (skips when ../shared is absent).
 """
@@ -23,12 +24,13 @@ import pytest
 from promptgen import load_context
 from promptgen.config import build_config
 from promptgen.context import Context
+from promptgen.gate import evaluation_failures
 from promptgen.llm import LLM, RetryPolicy, load_settings
 from promptgen.llm.types import FAULT_TEXT
 from promptgen.report.files import write_reports
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overall_compliance, overview
-from promptgen.results import Test
+from promptgen.results import Test, TestRun
 from promptgen.selection import cells, eval_tests
 from promptgen.stages import groundtruth, runs
 from tests.conftest import OPEN_GATEWAYS, REPO, run
@@ -82,7 +84,7 @@ def by_review(ctx: Context) -> dict[str, Any]:
     return {inputs[r.test_id]: r for r in ctx.test_runs}
 
 
-def test_empty_and_cut_off_outputs_are_flagged_not_judged(
+def test_empty_outputs_are_flagged_not_judged_and_cut_off_ones_are_judged(
     faulty: tuple[FakeLLM, Faulty], tmp_path: Path
 ) -> None:
     fake, responder = faulty
@@ -92,39 +94,57 @@ def test_empty_and_cut_off_outputs_are_flagged_not_judged(
     stage("runs", ctx, cfg, llm)
     found = by_review(ctx)
     empty, cut = found["review number 0"], found["review number 1"]
-    assert (empty.fault, empty.output, empty.error) == (
-        "empty", "  \n", f"{A}: {FAULT_TEXT['empty']}"
+    assert (empty.fault, empty.output, empty.error, empty.cut_off) == (
+        "empty", "  \n", f"{A}: {FAULT_TEXT['empty']}", False
     )  # fmt: skip
-    assert (cut.fault, cut.output, cut.error) == (
-        "truncated", CUT, f"{A}: {FAULT_TEXT['truncated']}"
-    )  # fmt: skip
-    for run_ in (empty, cut):
-        assert not run_.ok and run_.metrics == {}
-    # Only the two whole answers were judged.
+    assert not empty.ok and empty.metrics == {}
+    # The cut-off answer is what the prompt's users would get: judged as it came back.
+    assert (cut.fault, cut.output, cut.error, cut.cut_off) == (None, CUT, None, True)
+    assert cut.ok and set(cut.metrics) == {"compliance"}
     assert sorted(r.test_id for r in ctx.metric_results) == sorted(
-        found[f"review number {i}"].test_id for i in (2, 3)
+        found[f"review number {i}"].test_id for i in (1, 2, 3)
     )
-    assert schema_names(fake).count("ComplianceVerdict") == 2
+    assert schema_names(fake).count("ComplianceVerdict") == 3
     record = ctx.stage("runs")
-    assert sorted(record.failures) == sorted(runs.cell_key(*r.key) for r in (empty, cut))
-    # Reports: flagged, in no rate, an <error> in JUnit.
+    assert list(record.failures) == [runs.cell_key(*empty.key)]
+    # Reports: the empty one flagged, in no rate, an <error> in JUnit; the cut one said.
     assert overall_compliance(ctx) == 100.0
     row = overview(ctx).iloc[0]
-    assert (row["runs"], row["errors"], row["faulty"]) == (4, 2, 2)
-    assert junit_xml(ctx).count('type="faulty-output"') == 2
+    assert (row["runs"], row["errors"], row["faulty"]) == (4, 1, 1)
+    assert junit_xml(ctx).count('type="faulty-output"') == 1
     written = {p.name: p.read_text() for p in write_reports(ctx, tmp_path / "out")}
     assert (
-        "2 faulty outputs, not judged (1 empty output, 1 truncated output)" in written["report.md"]
+        "- **Runs:** 4, 1 errored, of which 1 faulty outputs, not judged (1 empty output); "
+        "1 answer cut off at the token limit, judged as they came back" in written["report.md"]
     )
-    assert "truncated output" in written["report.html"]
+    assert f"{CUT} (cut off at the token limit)" in written["report.html"]
+    # The exit: the reason, and what helps (a cut-off judged answer is no failed call).
+    said = evaluation_failures(ctx).said(0.0).one_line()
+    assert said.startswith("1 of 7 evaluation calls failed (14.3% > 0.0% allowed")
+    assert f"), e.g. {A}: {FAULT_TEXT['empty']}" in said
 
-    # The faults were not cached: the same run asks exactly those two cells again.
+    # The fault was not cached: the same run asks exactly that cell again.
     responder.faults.clear()
     fake.reset()
     stage("runs", ctx, cfg, llm)
-    assert sorted(b["model"] for b in fake.requests) == ["judge-model"] * 2 + ["model-a"] * 2
+    assert sorted(b["model"] for b in fake.requests) == ["judge-model", "model-a"]
     assert all(r.ok and r.fault is None for r in ctx.test_runs) and len(ctx.test_runs) == 4
     assert overview(ctx).iloc[0]["faulty"] == 0
+
+
+def test_the_hint_for_answers_cut_off_says_what_helps() -> None:
+    ctx = context(rules=1, tests=1)
+    ctx.test_runs = [
+        TestRun(test_id=ctx.tests[0].id, model=A, error=f"{A}: x", fault="truncated"),
+        TestRun(test_id=ctx.tests[0].id, model=A, run_index=1),
+    ]
+    said = evaluation_failures(ctx).said(0.0).one_line()
+    assert said == (
+        f"1 of 2 evaluation calls failed (50.0% > 0.0% allowed by --fail-on-error), e.g. {A}: x "
+        "(re-run the same command to retry only those; 1 answer(s) under test were cut off "
+        "at the token limit: raise the prompt's max_tokens, or accept a share with "
+        "--fail-on-error RATE)"
+    )
 
 
 def test_a_cut_off_structured_answer_is_never_accepted(fake_llm: FakeLLM, tmp_path: Path) -> None:
@@ -208,6 +228,7 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     args.append("--keep-unsafe")
     started = time.monotonic()
     flagged: list[str] = []  # the fault of every faulty run, as each run left it
+    cut_off: set[tuple[str, str, int]] = set()  # cells answered cut off (judged)
     codes = []
     for _ in range(MAX_RUNS):
         result = promptgen(tmp_path, *args)
@@ -215,6 +236,7 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
         assert result.returncode in (0, 3), result.stderr  # done, or failures to retry
         ctx = load_context(out / "context.json")
         flagged += [r.fault for r in ctx.test_runs if r.fault]
+        cut_off |= {r.key for r in ctx.test_runs if r.cut_off}
         check_no_faulty_output_judged(ctx)
         if result.returncode == 0:
             break
@@ -232,13 +254,15 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     # The tests evaluated (valid, not flagged, within maxTestsToRun) all have a reference.
     evaluated = eval_tests(ctx, cfg)
     assert all(t.groundtruth_status is not None for t in evaluated)
-    # Every empty or cut-off reply the mock sent a model under test was flagged as such
-    # (a failed cell is asked once per run, so each fault shows in the run that got it).
+    # Every empty reply the mock sent a model under test was flagged as such (a failed
+    # cell is asked once per run, so each fault shows in the run that got it); every
+    # cut-off one ("garbage": finish_reason length) is a judged answer marked cut_off.
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    kinds = {"garbage": "truncated", "empty": "empty"}
-    sent = [kinds[e["fault"]] for e in entries if e["model"] in ("a", "b") and e["fault"] in kinds]
-    assert sent, "the seed should fault some model-under-test calls (20 % of all calls do)"
-    assert sorted(flagged) == sorted(sent)
+    to_models = [e["fault"] for e in entries if e["model"] in ("a", "b")]
+    assert {"empty", "garbage"} <= set(to_models), "the seed should fault some such calls"
+    assert sorted(flagged) == ["empty"] * to_models.count("empty")
+    assert len(cut_off) == to_models.count("garbage")
+    assert all(r.metrics for r in ctx.test_runs if r.cut_off)
 
 
 def check_no_faulty_output_judged(ctx: Context) -> None:

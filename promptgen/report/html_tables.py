@@ -113,6 +113,8 @@ def _inputs_cell(inputs: dict[str, object]) -> str:
 def _output(run: TestRun) -> str:
     if run.fault is not None:
         return f"({FAULT_LABELS[run.fault]}) {run.output or ''}".rstrip()
+    if run.cut_off and run.output is not None:
+        return f"{run.output} (cut off at the token limit)"
     return run.output if run.output is not None else f"(no output) {error_text(run)}"
 
 

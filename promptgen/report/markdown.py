@@ -7,6 +7,7 @@ Everything taken from the context is untrusted text: outside code blocks it is e
 
 from __future__ import annotations
 
+from promptgen import words
 from promptgen.context import Context
 from promptgen.progress import usage_text
 from promptgen.report.compiled import compiled_markdown
@@ -67,7 +68,7 @@ def _summary(ctx: Context) -> str:
         f"**{count_tests(ctx).headline()}**",
         "",
         f"- **Models:** {text(models_said(ctx))}",
-        f"- **Runs:** {len(runs)}, {errors} errored{_faults(ctx)}",
+        f"- **Runs:** {len(runs)}, {errors} errored{_faults(ctx)}{_cut_off(ctx)}",
         f"- **Overall compliance:** {percent(overall_compliance(ctx))} "
         f"({verdicts.count(True)} compliant, {verdicts.count(False)} non-compliant, "
         f"{verdicts.count(None)} without a verdict)",
@@ -83,6 +84,16 @@ def _summary(ctx: Context) -> str:
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
     return "\n".join(lines)
+
+
+def _cut_off(ctx: Context) -> str:
+    """How many answers stopped at the token limit (judged as they came back)."""
+    count = sum(r.cut_off for r in ctx.test_runs)
+    if not count:
+        return ""
+    return (
+        f"; {words.counted(count, 'answer')} cut off at the token limit, judged as they came back"
+    )
 
 
 def _faults(ctx: Context) -> str:

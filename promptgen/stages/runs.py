@@ -2,8 +2,10 @@
 
 A failed cell records its error and the run goes on (PromptPex aborted the whole run
 on one model error); a re-run asks again for missing and failed cells only. A reply
-that is empty or cut off at the token limit is a failed cell too (`TestRun.fault`): it
-keeps what came back, is never judged, and is asked again. Each run
+that is empty is a failed cell too (`TestRun.fault`): it keeps what came back, is never
+judged, and is asked again. An answer cut off at the token limit is the prompt's answer
+as deployed (its own `max_tokens`, or the model's limit): it is judged as it came back
+and marked `cut_off` (a multi-step prompt's cut-off step stays a failed cell). Each run
 is judged as soon as its call returns, so judging overlaps the other cells' calls
 instead of waiting for the slowest one; the metrics stage scores what is left.
 """
@@ -108,6 +110,8 @@ async def run_test(
         record.error = f"cannot render the prompt for this test: {err.one_line()}"
         return record
     record.output, record.error, record.fault = done.output, done.error, done.fault
+    if done.fault == "truncated" and done.output and not multi_step(prompt):
+        record.error, record.fault, record.cut_off = None, None, True
     record.usage, record.latency_ms = done.usage, done.latency_ms
     record.steps = done.steps if multi_step(prompt) else None
     if record.error is not None:
