@@ -103,6 +103,7 @@ SKIP = {
 }
 # Documented outcomes other than exit 0: (code, why).
 EXPECT = {
+    "npx promptfoo@0.121.20 eval": (100, "promptfoo's code when a test fails (the mock's answers)"),
     "promptgen configure --provider azure": (3, "configure's check call needs the Azure endpoint"),
     "promptgen configure --provider github": (3, "configure's check call needs GitHub Models"),
     "promptgen configure --provider ollama": (3, "configure's check call needs an Ollama server"),
@@ -124,7 +125,7 @@ def _prefixed(table: dict[str, object], command: Command) -> object | None:
 
 
 def _substituted(text: str, api_base: str) -> str:
-    text = text.replace(YOUR_SERVER, api_base)
+    text = text.replace(YOUR_SERVER, api_base).replace("--api-base URL", f"--api-base {api_base}")
     for old, new in SUBSTITUTE.items():
         text = re.sub(rf"(^|&& |\| ){re.escape(old)}", lambda m, n=new: m.group(1) + n, text)
     return text
@@ -233,6 +234,9 @@ def make_sandbox(root: Path) -> None:
         shutil.copytree(one, root / "path/to/lve", dirs_exist_ok=True)
 
 
+MY_RUN = ".my-run"  # promptgen-out/my in every document's folder but the README's
+
+
 def _prepare(root: Path, env: dict[str, str]) -> None:
     """Runs the docs take as already made (`promptgen-out/before`, `baseline/`, `old/`
     and `new/`, `out/`): earlier runs of the same prompt, made the documented way."""
@@ -241,7 +245,7 @@ def _prepare(root: Path, env: dict[str, str]) -> None:
         subprocess.run(["promptgen", *args], cwd=root, env=env, check=True, capture_output=True)
 
     run("my.prompty", "--models", "m", "--effort", "min", "--out", "promptgen-out/before")
-    for name in ("promptgen-out/my-before", "baseline", "old"):
+    for name in ("promptgen-out/my-before", "baseline", "old", "runs/before", MY_RUN):
         shutil.copytree(root / "promptgen-out/before", root / name, dirs_exist_ok=True)
     run("my.prompty", "--models", "m", "--effort", "min", "--out", "new")
     run("samples/summarize.prompt.yml", "--models", "m", "--effort", "min", "--out", "out")
@@ -282,6 +286,8 @@ def run_all(template: Path, work: Path, env: dict[str, str], timeout: float) -> 
         if command.doc not in cwd_by_doc:
             folder = work / command.doc.replace("/", "_")
             shutil.copytree(template, folder, symlinks=True)
+            if command.doc != "README.md":  # the README starts from nothing; the docs
+                shutil.copytree(folder / MY_RUN, folder / "promptgen-out/my")  # from a run
             cwd_by_doc[command.doc] = folder
         words = command.words()
         cwd = REPO if words[0] in ("python", "python3", "pytest") else cwd_by_doc[command.doc]
@@ -290,7 +296,9 @@ def run_all(template: Path, work: Path, env: dict[str, str], timeout: float) -> 
             ok = target.is_dir()
             if ok:
                 cwd_by_doc[command.doc] = target
-            outcomes.append(Outcome(command, 0 if ok else 1, 0.0, str(target), ok))
+            outcomes.append(Outcome(command, 0 if ok else 1, 0.0, f"no folder {target}", ok))
+            if not ok:
+                print(f"FAIL      {command.where}: {command.text}: no folder {target}")
             continue
         outcomes.append(_run_one(command, cwd, env, timeout))
     return outcomes
@@ -325,7 +333,7 @@ def _run_one(command: Command, cwd: Path, env: dict[str, str], timeout: float) -
         ok = code == 2 and "--yes" in said  # questions need a terminal; it says so
     elif expected is not None:
         want, why = expected  # type: ignore[misc]
-        ok = code in ((0, 1) if want is None else (0, want))
+        ok = code in ((0, 1) if want is None else (0, want)) and "Traceback" not in said
         last = f"{last} [expected: {why}]" if code else last
     else:
         ok = code == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from pathlib import Path
 
 from promptgen.bounds import MAX_PROMPT_BYTES
@@ -12,7 +14,7 @@ from promptgen.model import PromptUnderTest
 
 SUFFIXES = (".prompty", ".prompt.yml", ".prompt.yaml", ".md", ".txt", ".prompt")
 __all__ = ["FORMATS", "INLINE", "SUFFIXES", "detect", "load_inline", "load_prompt", "read_text"]
-INLINE = "inline"  # the name (and output folder) of a prompt given as text
+INLINE = "inline"  # a prompt given as text is named inline-<hash of the text>
 
 
 def load_prompt(path: str | Path, format: str | None = None) -> PromptUnderTest:
@@ -44,4 +46,7 @@ def load_inline(text: str) -> PromptUnderTest:
             f"--prompt is over the {MAX_PROMPT_BYTES:,}-byte limit", hint="put it in a file"
         )
     prompt = loader("text")(Path("--prompt"), text)
-    return prompt.model_copy(update={"name": INLINE})
+    # Its own name, so each text has its own output folder: the same text resumes its
+    # run, another text starts one beside it (never "a different prompt" refused).
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return prompt.model_copy(update={"name": f"{INLINE}-{digest}"})

@@ -6,6 +6,8 @@ a temporary working folder (the default output folder is relative to it).
 
 from __future__ import annotations
 
+import hashlib
+
 import csv
 import shutil
 import subprocess
@@ -328,11 +330,16 @@ def test_an_inline_prompt(server: tuple[FakeLLM, PipelineResponder], tmp_path: P
     text = "Translate {{sentence}} into French. Reply with the translation only."
     result = evaluate(tmp_path, fake, "--prompt", text)
     assert result.returncode == 0, result.stderr
-    ctx = load_context(tmp_path / "promptgen-out" / "inline" / "context.json")
-    assert ctx.prompt.name == "inline" and list(ctx.prompt.inputs) == ["sentence"]
+    name = "inline-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    ctx = load_context(tmp_path / "promptgen-out" / name / "context.json")
+    assert ctx.prompt.name == name and list(ctx.prompt.inputs) == ["sentence"]
     assert ctx.prompt.source == "--prompt" and ctx.test_runs
     again = evaluate(tmp_path, fake, "--prompt", text)
-    assert "resuming the run in promptgen-out/inline" in again.stderr
+    assert f"resuming the run in promptgen-out/{name}" in again.stderr
+    # Another text has its own folder: not refused as "a different prompt".
+    other = evaluate(tmp_path, fake, "--prompt", "Summarize {{text}} in one line.")
+    assert other.returncode == 0, other.stderr
+    assert len(list((tmp_path / "promptgen-out").glob("inline-*/context.json"))) == 2
     both = promptgen(tmp_path, "prompts", "--prompt", text)
     assert both.returncode == 2
     assert "--prompt TEXT and a prompt file (prompts) both given" in both.stderr
