@@ -464,7 +464,8 @@ class Run(_Group):
         str | None,
         Opt(
             "A prompt given as TEXT instead of prompt files, read as a plain text prompt "
-            "(inputs detected as for .txt); its output folder is ./promptgen-out/inline-HASH (8 hex digits of the text).",
+            "(inputs detected as for .txt); its output folder is ./promptgen-out/inline-HASH "
+            "(8 hex digits of the text).",
             RUN,
             persist=False,
         ),

@@ -42,6 +42,7 @@ class Command:
     doc: str  # README.md, docs/runs.md
     line: int
     text: str  # as written, comment included
+    block: int = 0  # the line of its code block (a `cd` holds until the block ends)
 
     @property
     def where(self) -> str:
@@ -81,7 +82,7 @@ def commands(docs: tuple[Path, ...] = DOCS) -> list[Command]:
                 words = Command(path.name, 0, line).words()
                 if words and (words[0] in COMMAND_WORDS or words[0].endswith("pbpaste")):
                     doc = path.relative_to(REPO).as_posix()
-                    found.append(Command(doc, first + start, line))
+                    found.append(Command(doc, first + start, line, first))
     return found
 
 
@@ -274,28 +275,31 @@ def _last_line(out: str, err: str) -> str:
 
 def run_all(template: Path, work: Path, env: dict[str, str], timeout: float) -> list[Outcome]:
     """Each document's commands in order, in its own copy of the scratch folder (a `cd`
-    holds for the commands after it); contributors' commands (`python bench/...`,
-    `pytest`) in the checkout."""
+    holds for the commands after it in the same code block); contributors' commands
+    (`python bench/...`, `pytest`) in the checkout."""
     outcomes: list[Outcome] = []
-    cwd_by_doc: dict[str, Path] = {}
+    folders: dict[str, Path] = {}
+    cwd_by_block: dict[tuple[str, int], Path] = {}
     for command in commands():
         skip = _prefixed(SKIP, command)
         if skip is not None:
             outcomes.append(Outcome(command, None, 0.0, f"not run: {skip}", True))
             continue
-        if command.doc not in cwd_by_doc:
+        if command.doc not in folders:
             folder = work / command.doc.replace("/", "_")
             shutil.copytree(template, folder, symlinks=True)
             if command.doc != "README.md":  # the README starts from nothing; the docs
                 shutil.copytree(folder / MY_RUN, folder / "promptgen-out/my")  # from a run
-            cwd_by_doc[command.doc] = folder
+            folders[command.doc] = folder
+        block = (command.doc, command.block)
         words = command.words()
-        cwd = REPO if words[0] in ("python", "python3", "pytest") else cwd_by_doc[command.doc]
+        cwd = cwd_by_block.get(block, folders[command.doc])
+        cwd = REPO if words[0] in ("python", "python3", "pytest") else cwd
         if words[0] == "cd":
             target = cwd / words[1]
             ok = target.is_dir()
             if ok:
-                cwd_by_doc[command.doc] = target
+                cwd_by_block[block] = target
             outcomes.append(Outcome(command, 0 if ok else 1, 0.0, f"no folder {target}", ok))
             if not ok:
                 print(f"FAIL      {command.where}: {command.text}: no folder {target}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-
 from pathlib import Path
 
 from promptgen.bounds import MAX_PROMPT_BYTES

@@ -6,9 +6,8 @@ a temporary working folder (the default output folder is relative to it).
 
 from __future__ import annotations
 
-import hashlib
-
 import csv
+import hashlib
 import shutil
 import subprocess
 import sys
