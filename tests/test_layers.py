@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 # modules); listed bottom to top.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
-     "results", "collector", "version", "words"),
+     "results", "collector", "version", "words", "csvcells"),
     ("model", "context", "order"),
     ("formats", "rendering"),
     ("prompting",),

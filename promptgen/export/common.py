@@ -208,17 +208,20 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def file_stem(ctx: Context) -> str:
     """What an exported prompt file is named after: the stem of the author's file
     (`classify-sentiment.prompty` -> `classify-sentiment`), or, for a prompt with no
-    file (`--prompt TEXT`), the slug of the run's output folder; never the display name."""
+    file (`--prompt TEXT`), the slug of the run's output folder; never the display name.
+    At most SLUG_LENGTH characters, like the run's folder: a suffix added to a long stem
+    stays within the file system's limit on a name."""
+    from promptgen.api import SLUG_LENGTH, slug
+
     source = ctx.prompt.source
     if not source:
-        from promptgen.api import slug
-
         return slug(ctx.prompt.name)
     name = Path(source).name
     lower = name.lower()
     double = next((s for s in _DOUBLE_SUFFIXES if lower.endswith(s)), None)
     stem = name[: -len(double)] if double else Path(name).stem
-    return _UNSAFE.sub("-", stem).strip("-.") or "prompt"
+    stem = _UNSAFE.sub("-", stem).strip("-.")
+    return stem[:SLUG_LENGTH].strip("-.") or "prompt"
 
 
 def compliance_judge(

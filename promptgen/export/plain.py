@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.context import Context
+from promptgen.csvcells import row as cells
 from promptgen.export.common import (
     ExportResult,
     ExportSettings,
@@ -71,7 +72,7 @@ def write_csv(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(
-        [*CSV_COLUMNS, *(f"input.{n}" for n in inputs), *(f"{m}.{k}" for m, k in scored)]
+        cells([*CSV_COLUMNS, *(f"input.{n}" for n in inputs), *(f"{m}.{k}" for m, k in scored)])
     )
     for test in tests:
         record = test_record(ctx, test)
@@ -79,7 +80,7 @@ def write_csv(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult
         values = record["arguments"]
         row += [values.get(n, "") for n in inputs]
         row += [_average(record["runs"], m, k) for m, k in scored]
-        writer.writerow(row)
+        writer.writerow(cells(row))
     path = write_text(out / "tests.csv", buffer.getvalue())
     return ExportResult("csv", [path], notes=[counted(len(tests), "test")])
 

@@ -40,6 +40,12 @@ from promptgen.words import counted
 
 # The var that carries a test's rendered messages when the template has logic.
 MESSAGES_VAR = "promptgen_messages"
+# What promptfoo 0.121 does with a test var starting with one of these (renderPrompt,
+# generateVarCombinations): `file://` reads the file, runs a .js/.py one or globs;
+# `package:` runs a package's function. A test value starting so is written in two vars.
+LOADED_PREFIXES = ("file://", "package:")
+# The var holding the rest of such a value, from its first colon: `{{name}}` in the first.
+LITERAL_VAR = "promptgen_literal_{}"
 # promptgen model prefix -> promptfoo provider id prefix.
 _PROVIDERS = {
     "openai": "openai:chat:",
@@ -245,6 +251,7 @@ def test_entry(
     if rendered:
         values[MESSAGES_VAR] = rendered_messages(ctx, test)
     meta = test_metadata(ctx, test)
+    values = literal_vars(values)
     rule = meta.pop("rule") or ""
     label = f"{'(inverse) ' if test.inverse else ''}{rule}".strip() or test.id
     return {
@@ -253,6 +260,24 @@ def test_entry(
         "assert": [dict(a) for a in asserts],
         "metadata": {k: v for k, v in meta.items() if v is not None},
     }
+
+
+def literal_vars(values: dict[str, Any]) -> dict[str, Any]:
+    """The vars with every text promptfoo would load or run (LOADED_PREFIXES) split at
+    its first colon: `file{{promptgen_literal_1}}` and `promptgen_literal_1: :///etc/x`.
+    Neither starts with a prefix; promptfoo joins them after loading its file vars (a var
+    that names another as `{{name}}` gets its value), so the model gets the text itself."""
+    out: dict[str, Any] = {}
+    extra: dict[str, str] = {}
+    for name, value in values.items():
+        if isinstance(value, str) and value.startswith(LOADED_PREFIXES):
+            cut = value.index(":")
+            helper = LITERAL_VAR.format(len(extra) + 1)
+            out[name] = value[:cut] + "{{" + helper + "}}"
+            extra[helper] = value[cut:]
+        else:
+            out[name] = value
+    return out | extra
 
 
 class _Dumper(yaml.SafeDumper):

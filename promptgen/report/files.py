@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pandas.api.types import is_numeric_dtype
+
 from promptgen.context import Context
+from promptgen.csvcells import cell
 from promptgen.report.html import report_html
 from promptgen.report.markdown import report_markdown
 from promptgen.report.outputs import write_outputs
@@ -21,12 +24,22 @@ MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
 
 
+def overview_csv(ctx: Context) -> str:
+    """overview.csv: the overview table, its text cells safe to open in a spreadsheet."""
+    frame = overview(ctx)
+    for column in frame.columns:
+        if not is_numeric_dtype(frame[column]):
+            frame[column] = frame[column].map(cell)
+    frame.columns = [cell(str(c)) for c in frame.columns]
+    return frame.to_csv(index=False, float_format="%.6g")
+
+
 def write_reports(ctx: Context, folder: Path) -> list[Path]:
     """Write the three report files into `folder`; return their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     documents = (
-        (OVERVIEW_FILE, overview(ctx).to_csv(index=False, float_format="%.6g")),
+        (OVERVIEW_FILE, overview_csv(ctx)),
         (MARKDOWN_FILE, report_markdown(ctx)),
         (HTML_FILE, report_html(ctx)),
     )

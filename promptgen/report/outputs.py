@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from promptgen.context import Context, save_context
+from promptgen.csvcells import row as cells
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.review import tests_document
@@ -120,9 +121,9 @@ def _md(text: str) -> str:
 def tests_csv(ctx: Context) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(TEST_COLUMNS)
+    writer.writerow(cells(TEST_COLUMNS))
     for test in ctx.tests:
-        writer.writerow([_cell(getattr(test, c)) for c in TEST_COLUMNS])
+        writer.writerow(cells(_cell(getattr(test, c)) for c in TEST_COLUMNS))
     return out.getvalue()
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from promptgen.csvcells import cell
 from promptgen.report.findings import count_tests
 from promptgen.report.overview import (
     ALL_SCENARIOS,
@@ -101,9 +102,9 @@ def summary_csv(entries: Iterable[Entry]) -> str:
     columns, rows = summary_rows(entries)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
+    writer.writerow({c: cell(c) for c in columns})  # the header row
     for row in rows:
-        writer.writerow({c: _number(row.get(c)) for c in columns})
+        writer.writerow({c: cell(_number(row.get(c))) for c in columns})
     return buffer.getvalue()
 
 

@@ -123,7 +123,19 @@ def _server_context(run: SavedRun, url: str) -> Context:
     ctx = run.ctx.model_copy(deep=True)
     ctx.options.models.api_base = url
     ctx.tests[0].inputs["review"] = "Looks {{ 7*7 }} fine"  # nunjucks in a test value
+    # Values promptfoo would read as a file, run as code or as a package's function.
+    for test, value in zip(exported_tests(ctx)[1:], HOSTILE, strict=False):
+        test.inputs["review"] = value
     return ctx
+
+
+HOSTILE = ("file:///etc/passwd", "file://steal.js", "file://run.py:main", "package:evil-pkg:fn")
+STEAL_JS = """const fs = require('fs');
+module.exports = function () {
+  fs.writeFileSync('stolen.txt', 'ran');
+  return { output: 'STOLEN' };
+};
+"""
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +152,9 @@ def test_promptfoo_eval_runs_every_test_and_assertion(
     settings = ExportSettings(models=[f"openai/{UNDER_TEST}"])
     write_exports(ctx, ["promptfoo"], tmp_path, settings)
     config = config_of(tmp_path)
+    (tmp_path / "promptfoo" / "steal.js").write_text(STEAL_JS)
     data = promptfoo_eval(promptfoo, tmp_path / "promptfoo", tmp_path)
+    assert not (tmp_path / "promptfoo" / "stolen.txt").exists()  # steal.js never ran
     rows = data["results"]["results"]
     tests = exported_tests(ctx)
     assert len(rows) == len(tests) == SENTIMENT_TESTS  # every test, on the one provider
@@ -173,6 +187,11 @@ def test_promptfoo_eval_runs_every_test_and_assertion(
     users = sorted(b["messages"][-1]["content"] for b in sent)
     assert users == sorted(t.inputs["review"] for t in tests)
     assert "Looks {{ 7*7 }} fine" in users
+    assert set(HOSTILE) <= set(users)  # as written: no file read, no code run
+    (hostile,) = [t["vars"] for t in config["tests"] if t["vars"]["review"].startswith("file{")][:1]
+    assert (hostile["review"], hostile["promptgen_literal_1"]) == (
+        "file{{promptgen_literal_1}}", ":///etc/passwd",
+    )  # fmt: skip
     assert {(b["temperature"], b["max_tokens"]) for b in sent} == {(0.2, 50)}
 
 
