@@ -190,3 +190,15 @@ def scrub(text: str, *, shapes: bool = True) -> str:
 
 def scrub_optional(text: str | None) -> str | None:
     return None if text is None else scrub(text)
+
+
+def scrub_data(value: Any) -> Any:
+    """A copy of `value` (JSON-like data) with every registered key value blanked in
+    its strings, keys included: what the response cache stores."""
+    if isinstance(value, str):
+        return scrub(value, shapes=False)
+    if isinstance(value, dict):
+        return {scrub_data(k): scrub_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(v) for v in value]
+    return value
