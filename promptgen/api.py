@@ -42,6 +42,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.secrets import shown
 from promptgen.selection import sample_tests
 
 DEFAULT_OUT = Path("promptgen-out")
@@ -248,7 +249,7 @@ def _changed(
         return []
     before, after = flat(ctx.options, True), flat(resolved, True)
     changed = [
-        f"{k}: {before[k]!r} -> {after[k]!r}"
+        f"{k}: {shown(before[k])} -> {shown(after[k])}"
         for k in given
         if before.get(k, after.get(k)) != after.get(k)
     ]
