@@ -47,6 +47,17 @@ _NOT_SECRET_ENV = {"PWD", "OLDPWD"}
 MIN_SECRET_LENGTH = 8
 
 
+# Words that make a variable's name a credential's wherever they stand in it.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+
+
+def is_secret_name(name: str) -> bool:
+    """An environment variable that looks like a credential: KEY, TOKEN, SECRET,
+    PASSWORD, ... anywhere in its name, or ending in _PAT."""
+    upper = name.upper()
+    return any(w in upper for w in _SECRET_WORDS) or upper.endswith("_PAT")
+
+
 def is_secret_key(key: str) -> bool:
     norm = re.sub(r"[^a-z0-9]", "", key.lower())
     return norm in _EXACT or norm.endswith(_SUFFIXES)

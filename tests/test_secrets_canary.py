@@ -249,3 +249,40 @@ def test_a_key_the_model_echoes_in_its_answers_reaches_no_file(
     assert f"I was called with {REDACTED}." in instances
     outputs = json.loads((out / "pa" / "context.json").read_text())["test_runs"]
     assert {r["output"] for r in outputs} == {f"positive. (I was called with {REDACTED}.)"}
+
+
+ENV_PROMPT = """---
+name: env-input
+inputs:
+  review:
+    type: string
+    default: ${env:OPENAI_API_KEY}
+testSamples:
+  - review: ${env:OPENAI_API_KEY}
+---
+system:
+Label the review positive or negative.
+
+user:
+{{review}}
+"""
+
+
+def test_a_key_read_by_an_allowed_env_reference_is_written_nowhere(
+    echo: EchoServer, tmp_path: Path
+) -> None:
+    """`--allow-env OPENAI_API_KEY` lets an input default read the key: the model under
+    test gets it, but no export (github-models, promptarchitect, lve, ...) holds it."""
+    prompt = tmp_path / "env-input.prompty"
+    prompt.write_text(ENV_PROMPT, encoding="utf-8")
+    out = tmp_path / "out"
+    result = promptgen(
+        tmp_path, str(prompt), "--effort", "min", "--api-base", echo.url, "--models", "good",
+        "--out", str(out), "--export", EVERY_TARGET, "--allow-env", "OPENAI_API_KEY", key=CANARY,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    sent = [m["content"] for b in echo.responder.seen for m in b["messages"]]
+    assert CANARY in sent  # the author's default, read from the variable, was a test input
+    assert leaks(tmp_path, result) == []
+    rows = (out / "exports" / "jsonl" / "tests.jsonl").read_text()
+    assert f'"review": "{REDACTED}"' in rows
