@@ -35,6 +35,7 @@ from promptgen.context import Context, load_context, save_context
 from promptgen.errors import BadInputError, ContextError
 from promptgen.formats import load_prompt
 from promptgen.formats.detect import CONTEXT, json_kind
+from promptgen.formats.refs import allow_env
 from promptgen.formats.tests_file import load_tests_file
 from promptgen.llm import LLM, GatewaySettings, load_settings
 from promptgen.llm.config import configured_models
@@ -42,6 +43,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.secrets import shown
 from promptgen.selection import sample_tests
 
 DEFAULT_OUT = Path("promptgen-out")
@@ -203,7 +205,8 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
                 hint="pass the prompt file instead",
             )
         return load_context(path), out or path.parent, [f"resuming the run saved in {path}"]
-    prompt = load_prompt(path, fmt)
+    with allow_env(options.run.allow_env):
+        prompt = load_prompt(path, fmt)
     return _new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), fresh)
 
 
@@ -248,7 +251,7 @@ def _changed(
         return []
     before, after = flat(ctx.options, True), flat(resolved, True)
     changed = [
-        f"{k}: {before[k]!r} -> {after[k]!r}"
+        f"{k}: {shown(before[k])} -> {shown(after[k])}"
         for k in given
         if before.get(k, after.get(k)) != after.get(k)
     ]

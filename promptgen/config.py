@@ -36,6 +36,7 @@ from promptgen.options import (
     nest,
     preset,
 )
+from promptgen.secrets import shown
 
 COMMAND_LINE = "command line"
 SAVED = "command line (earlier run)"
@@ -132,11 +133,11 @@ def resolve_options(
 
 def _where(source: str, name: str, value: Any) -> str:
     """An option as the user set it: `--flag 'value'` or `frontmatter key k = 'value'`."""
-    field = BY_NAME[name]
+    field, text = BY_NAME[name], shown(value)  # a password or key masked
     if source == "frontmatter" and field.opt.key:
-        return f"frontmatter key {field.opt.key} = {value!r}"
+        return f"frontmatter key {field.opt.key} = {text}"
     flag = field.flag or name
-    return f"{flag} {value!r}" if source == COMMAND_LINE else f"{flag} = {value!r} ({source})"
+    return f"{flag} {text}" if source == COMMAND_LINE else f"{flag} = {text} ({source})"
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,8 @@ class OptionProblem:
 
 def _shown_value(value: Any) -> str:
     try:
-        text = str(value) if isinstance(value, int | float) else repr(value)
+        # a URL's password, a key among the values: masked (`http://user:***@host`)
+        text = str(value) if isinstance(value, int | float) else shown(value)
     except ValueError:  # an int too long to print
         return "(a huge number)"
     return text if len(text) <= 60 else text[:57] + "..."

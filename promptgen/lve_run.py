@@ -28,6 +28,7 @@ from promptgen.options import Evaluation
 from promptgen.progress import Reporter
 from promptgen.prompting.invoke import call_settings
 from promptgen.results import Test, TestRun, Usage
+from promptgen.secrets import scrub
 from promptgen.stages.runs import run_test
 from promptgen.version import __version__
 
@@ -153,9 +154,7 @@ def write_instances(
         path = out / model_dir(model) / "instances" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = [instance_line(r, author) for r in results if r.model == model]
-        path.write_text(
-            "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
-            encoding="utf-8",
-        )
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        path.write_text(scrub(text, shapes=False), encoding="utf-8")  # an echoed key blanked
         written.append(path)
     return written

@@ -470,6 +470,17 @@ class Run(_Group):
             persist=False,
         ),
     ] = None
+    allow_env: Annotated[
+        list[str],
+        Opt(
+            "Let the prompt file's ${env:NAME} references read NAME (repeatable or "
+            "NAME,NAME); no other variable is read, and what is read is blanked in every "
+            "output. A prompt file cannot allow it.",
+            RUN,
+            parse="names",
+            persist=False,
+        ),
+    ] = Field(default_factory=list)
     fresh: Annotated[bool, Opt("Discard a saved run in the output folder.", RUN, persist=False)] = (
         False
     )

@@ -47,6 +47,17 @@ _NOT_SECRET_ENV = {"PWD", "OLDPWD"}
 MIN_SECRET_LENGTH = 8
 
 
+# Words that make a variable's name a credential's wherever they stand in it.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+
+
+def is_secret_name(name: str) -> bool:
+    """An environment variable that looks like a credential: KEY, TOKEN, SECRET,
+    PASSWORD, ... anywhere in its name, or ending in _PAT."""
+    upper = name.upper()
+    return any(w in upper for w in _SECRET_WORDS) or upper.endswith("_PAT")
+
+
 def is_secret_key(key: str) -> bool:
     norm = re.sub(r"[^a-z0-9]", "", key.lower())
     return norm in _EXACT or norm.endswith(_SUFFIXES)
@@ -190,3 +201,40 @@ def scrub(text: str, *, shapes: bool = True) -> str:
 
 def scrub_optional(text: str | None) -> str | None:
     return None if text is None else scrub(text)
+
+
+# -- values shown to the user ------------------------------------------------------------
+
+MASK = "***"
+# The password of a URL's user part: http://user:PASSWORD@host -> http://user:***@host
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@'\"]*:)[^/\s@'\"]*@")
+
+
+def mask_url(text: str) -> str:
+    """`text` with the password of every URL in it replaced by `***`."""
+    return _URL_PASSWORD.sub(rf"\1{MASK}@", text)
+
+
+def shown(value: Any) -> str:
+    """An option value as a line shows it: `repr`, but a secret-named entry of a mapping
+    as `***` (`{api_key: ***, temperature: 0}`), a URL's password masked and every known
+    key value blanked."""
+    if isinstance(value, Mapping):
+        items = (
+            f"{k}: {MASK if is_secret_key(str(k)) and v not in (None, '') else shown(v)}"
+            for k, v in value.items()
+        )
+        return "{" + ", ".join(items) + "}"
+    return mask_url(scrub(repr(value), shapes=False))
+
+
+def scrub_data(value: Any) -> Any:
+    """A copy of `value` (JSON-like data) with every registered key value blanked in
+    its strings, keys included: what the response cache stores."""
+    if isinstance(value, str):
+        return scrub(value, shapes=False)
+    if isinstance(value, dict):
+        return {scrub_data(k): scrub_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(v) for v in value]
+    return value

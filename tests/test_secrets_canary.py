@@ -4,7 +4,9 @@ A canary key goes in (OPENAI_API_KEY, or a prompt's `model.parameters`); a local
 answers the pipeline's own calls, but answers the models under test and the groundtruth
 model with 401/400/500 errors that quote the key and the headers it received, and one
 generation stage with such an error too. After a whole run, no file under --out or the
-cache folder, nor stdout or stderr, holds the canary (docs/llm.md).
+cache folder, nor stdout or stderr, holds the canary (docs/llm.md). A model that answers
+with the key it was sent ("parrot") leaks it into no file either: the cache, every export,
+`lve run` instances and `pa run` reports go through the same scrubber as `context.json`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.pipeline_fake import PipelineResponder
 CANARY = "sk-canary-1234567890abcdef"
 TAIL = CANARY.removeprefix("sk-canary-")  # a half-scrubbed key still shows this
 LEAKY = ("victim", "leaky")  # models the server answers with an echoing error
+PARROT = "parrot"  # a model under test whose answers quote the key it was sent
 STATUSES = (401, 400, 500)
 
 
@@ -40,6 +43,7 @@ class EchoServer:
         self.responder = PipelineResponder()
         self.seen: list[tuple[str, dict[str, str]]] = []  # (model, headers) of echoed calls
         self.count = 0
+        self.parroted = 0  # answers that quoted the key
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -58,6 +62,13 @@ class EchoServer:
 
     def answer(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
         fmt = (body.get("response_format") or {}).get("json_schema") or {}
+        if body.get("model") == PARROT:
+            with self._lock:
+                self.parroted += 1
+            key = headers.get("authorization", "").removeprefix("Bearer ")
+            message = {"role": "assistant", "content": f"positive. (I was called with {key}.)"}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            return 200, {"model": PARROT, "choices": [choice], "usage": {}}
         if body.get("model") not in LEAKY and fmt.get("name") != "Grounded":
             reply = self.responder(body)
             message = {"role": "assistant", "content": reply.content}
@@ -197,3 +208,81 @@ def test_keys_in_the_prompt_parameters_are_used_and_never_written(
     }  # fmt: skip
     assert ctx.prompt.model.parameters["temperature"] == 0
     assert leaks(tmp_path, result) == []
+
+
+EVERY_TARGET = (
+    "openai-evals,azure-evals,github-models,promptfoo,inspect,lve,promptarchitect,jsonl,csv"
+)
+
+
+def test_a_key_the_model_echoes_in_its_answers_reaches_no_file(
+    echo: EchoServer, tmp_path: Path
+) -> None:
+    """The answers under test quote the key: the cache, the exports of every target, the
+    JUnit file, `lve run` instances and a `pa run`'s reports hold it nowhere."""
+    out, base = tmp_path / "out", ["--api-base", echo.url, "--models", PARROT]
+    main = promptgen(
+        tmp_path, "samples/classify-sentiment.prompty", "--effort", "min", *base,
+        "--out", str(out / "main"), "--max-tests-to-run", "2", "--export", EVERY_TARGET,
+        "--junit", str(out / "junit.xml"), key=CANARY,
+    )  # fmt: skip
+    assert main.returncode in (0, 1), main.stderr
+    lve = promptgen(
+        tmp_path, "lve", "run", "samples/lve/discount-code-leak/openai--gpt-4o-mini", *base,
+        "--out", str(out / "lve"), key=CANARY,
+    )  # fmt: skip
+    assert lve.returncode == 0, lve.stderr
+    pa = promptgen(
+        tmp_path, "pa", "run", "samples/promptarchitect/answer-from-article.prompt", *base,
+        "--out", str(out / "pa"), "--export", EVERY_TARGET, key=CANARY,
+    )  # fmt: skip
+    assert pa.returncode in (0, 1), pa.stderr
+    # The model was sent the key and answered with it, in every run ...
+    assert echo.parroted >= 2 + 1 + 4
+    exports = sorted(p.name for p in (out / "main" / "exports").iterdir())
+    assert exports == sorted(EVERY_TARGET.split(","))
+    assert any((tmp_path / "cache").iterdir())
+    # ... and no file, nor any output of the three commands, holds it.
+    assert [leaks(tmp_path, r) for r in (main, lve, pa)] == [[], [], []]
+    # What was written kept the answer, with the key blanked.
+    instances = next((out / "lve").rglob("promptgen.jsonl")).read_text()
+    assert f"I was called with {REDACTED}." in instances
+    outputs = json.loads((out / "pa" / "context.json").read_text())["test_runs"]
+    assert {r["output"] for r in outputs} == {f"positive. (I was called with {REDACTED}.)"}
+
+
+ENV_PROMPT = """---
+name: env-input
+inputs:
+  review:
+    type: string
+    default: ${env:OPENAI_API_KEY}
+testSamples:
+  - review: ${env:OPENAI_API_KEY}
+---
+system:
+Label the review positive or negative.
+
+user:
+{{review}}
+"""
+
+
+def test_a_key_read_by_an_allowed_env_reference_is_written_nowhere(
+    echo: EchoServer, tmp_path: Path
+) -> None:
+    """`--allow-env OPENAI_API_KEY` lets an input default read the key: the model under
+    test gets it, but no export (github-models, promptarchitect, lve, ...) holds it."""
+    prompt = tmp_path / "env-input.prompty"
+    prompt.write_text(ENV_PROMPT, encoding="utf-8")
+    out = tmp_path / "out"
+    result = promptgen(
+        tmp_path, str(prompt), "--effort", "min", "--api-base", echo.url, "--models", "good",
+        "--out", str(out), "--export", EVERY_TARGET, "--allow-env", "OPENAI_API_KEY", key=CANARY,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    sent = [m["content"] for b in echo.responder.seen for m in b["messages"]]
+    assert CANARY in sent  # the author's default, read from the variable, was a test input
+    assert leaks(tmp_path, result) == []
+    rows = (out / "exports" / "jsonl" / "tests.jsonl").read_text()
+    assert f'"review": "{REDACTED}"' in rows

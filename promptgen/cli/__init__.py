@@ -197,5 +197,7 @@ def _failed(line: str, code: int, debug: bool) -> int:
 
 
 def _echo_err(line: str) -> None:
+    from promptgen.secrets import scrub  # a key an error quotes is blanked, as in the files
+
     with contextlib.suppress(BrokenPipeError, ValueError):  # stderr closed: the code says it
-        print(line, file=sys.stderr, flush=True)
+        print(scrub(line), file=sys.stderr, flush=True)

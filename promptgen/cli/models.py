@@ -20,6 +20,7 @@ from promptgen.jsonio import read_json
 from promptgen.llm import ALIASES, LLM, Completion, load_settings
 from promptgen.llm.weights import SPECS, cache_root, status
 from promptgen.options import check_api_base
+from promptgen.secrets import shown
 
 ApiBase = Annotated[
     str | None,
@@ -44,7 +45,7 @@ def _api_base(value: str | None) -> str | None:
     try:
         return check_api_base(value)
     except ValueError as err:
-        raise BadInputError(f"--api-base {value!r}: {err}") from err
+        raise BadInputError(f"--api-base {shown(value)}: {err}") from err
 
 
 def models(

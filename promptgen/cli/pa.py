@@ -34,7 +34,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 FLAGS = ("models", "eval_models", "api_base", "out", "quiet", "junit", "fail_under",
-         "fail_on_error", "runs_per_test", "cache", "dry_run", "fresh", "export")  # fmt: skip
+         "fail_on_error", "runs_per_test", "cache", "dry_run", "fresh", "export",
+         "allow_env")  # fmt: skip
 HELP = {
     "models": 'Models under test: "a;b" or the flag repeated (needed here, or from '
     "PROMPTGEN_MODELS or the config file).",
@@ -47,6 +48,8 @@ SUFFIX = "-pa"  # a main-command run of the same file keeps its own folder
 
 
 def run(file: Path, **flags: Any) -> None:
+    if flags.get("allow_env"):  # before the file is read: its ${env:} references
+        options_from_flags({"allow_env": flags["allow_env"]})
     prompt = promptarchitect_prompt(file)
     given = {**flags, "samples_only": True, "compliance": False, "format": "promptarchitect"}
     if flags.get("out") is None:

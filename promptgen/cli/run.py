@@ -151,6 +151,12 @@ def _flag_value(field: OptionField, value: Any) -> Any:
         return parse_params(value)
     if field.opt.parse == "vars":
         return parse_vars(value)
+    if field.name == "allow_env":  # variable names; set before any prompt is read
+        from promptgen.formats.refs import env_names, set_allowed_env
+
+        names = env_names(value)
+        set_allowed_env(names)
+        return names
     if field.opt.parse == "names":  # export targets, checked before any call
         try:
             from promptgen.export import parse_targets

@@ -22,6 +22,7 @@ from promptgen.prompting import numbered, prompt_text, stage_messages
 from promptgen.prompting.invoke import call_settings, test_arguments, test_inputs
 from promptgen.rendering.render import render_messages
 from promptgen.results import CLASS_CHECK, MetricInfo, Rule, Test
+from promptgen.secrets import scrub
 
 
 @dataclass(frozen=True)
@@ -388,8 +389,10 @@ def provider_and_name(model: str) -> tuple[str | None, str]:
 
 
 def write_text(path: Path, text: str) -> Path:
+    """Every export file is written here, scrubbed of every known key value (an answer
+    that echoed the key, an input read from a key's variable) as `context.json` is."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(scrub(text, shapes=False), encoding="utf-8")
     return path
 
 

@@ -53,6 +53,7 @@ from promptgen.export.yaml_rt import (
     write_atomic,
 )
 from promptgen.results import Test
+from promptgen.secrets import scrub
 
 TARGET = "github-models"
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -86,7 +87,7 @@ def write(ctx: Context, out: Path, settings: ExportSettings) -> ExportResult:
         if settings.in_place:
             result.notes.append("--in-place applies to a .prompt.yml prompt only: wrote a new file")
         doc = _new_document(ctx, settings, result)
-        write_atomic(target, dump(doc, rt_yaml(NEW_STYLE)).encode("utf-8"))
+        write_atomic(target, scrub(dump(doc, rt_yaml(NEW_STYLE)), shapes=False).encode("utf-8"))
         result.paths.append(target)
         return result
     return _round_trip(ctx, settings, target, result)
@@ -416,7 +417,7 @@ def _round_trip(
             return result
         data = original
     else:
-        text = dump(doc, rt_yaml(style))
+        text = scrub(dump(doc, rt_yaml(style)), shapes=False)
         if original is not None and b"\r\n" in original:
             text = text.replace("\n", "\r\n")
         data = text.encode("utf-8")

@@ -1,4 +1,9 @@
-"""`${env:VAR}`, `${env:VAR:default}` and `${file:path}` references in frontmatter values."""
+"""`${env:VAR}`, `${env:VAR:default}` and `${file:path}` references in frontmatter values.
+
+A prompt file reads only the variables the user allows (`--allow-env NAME`, set with
+`allow_env` around the loading); what it reads is registered with the scrubber, so it
+is blanked in everything written (docs/formats.md#env-and-file-references).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,14 +23,48 @@ from typing import Any
 import yaml
 
 from promptgen.bounds import MAX_DATA_FILE_BYTES, printable
-from promptgen.errors import PromptFormatError
+from promptgen.errors import BadInputError, PromptFormatError
 from promptgen.jsonio import check_data, may_hold_surrogates, parse_json, read_limited
+from promptgen.secrets import is_secret_name, register
 from promptgen.yamlpos import Path_, line_of, load_yaml, yaml_error_line, yaml_error_text
 
 _REF = re.compile(r"^\$\{(env|file):(.*)\}$", re.S)
 # Connection and tool settings are the provider's business; promptgen takes credentials from
 # its own configuration and calls no tools, so an unset variable there only warns.
 _LENIENT_ROOTS = {"model", "tools"}
+# The variables `${env:}` may read: only those the user named (--allow-env).
+_ALLOWED: ContextVar[frozenset[str]] = ContextVar("allowed_env", default=frozenset())
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ALLOW_FLAG = "--allow-env"
+
+
+def env_names(values: Iterable[str]) -> list[str]:
+    """`--allow-env` values (`"A,B"` or the flag repeated) -> variable names, checked."""
+    names = [n.strip() for v in values for n in str(v).split(",") if n.strip()]
+    if not names:
+        raise BadInputError(f"{ALLOW_FLAG} is empty; give a variable name or drop the flag")
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise BadInputError(
+                f"{ALLOW_FLAG} {printable(name)!r}: not a variable name",
+                hint="give names such as PROMPT_INTENT, comma-separated or the flag repeated",
+            )
+    return list(dict.fromkeys(names))
+
+
+def set_allowed_env(names: Iterable[str]) -> None:
+    """Allow `${env:}` to read `names` from now on in this context (the command line)."""
+    _ALLOWED.set(frozenset(names))
+
+
+@contextmanager
+def allow_env(names: Iterable[str]) -> Iterator[None]:
+    """Allow `${env:}` to read `names` while a prompt is loaded (the library API)."""
+    token = _ALLOWED.set(_ALLOWED.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _ALLOWED.reset(token)
 
 
 @dataclass
@@ -46,11 +88,15 @@ class RefResolver:
 
     def _env(self, arg: str, path: Path_) -> Any:
         name, sep, default = arg.partition(":")
+        where = ".".join(str(p) for p in path)
+        if name not in _ALLOWED.get():
+            return self._not_allowed(name, arg, path, where)
         if name in os.environ:
-            return os.environ[name]
+            value = os.environ[name]
+            register(value)  # blanked in every file, report and line written
+            return value
         if sep:
             return default
-        where = ".".join(str(p) for p in path)
         if path and path[0] in _LENIENT_ROOTS:
             self.warnings.append(
                 f"{self.file}:{line_of(self.lines, path) or '?'}: environment variable "
@@ -62,6 +108,26 @@ class RefResolver:
             file=self.file,
             line=line_of(self.lines, path),
             hint=f"set {name} or write ${{env:{name}:default}}",
+        )
+
+    def _not_allowed(self, name: str, arg: str, path: Path_, where: str) -> str:
+        """A variable the user did not allow: refused, or under `model` or `tools`
+        (connection settings promptgen does not use) left unread with a warning."""
+        line = line_of(self.lines, path)
+        kind = "a credential's name" if is_secret_name(name) else "not allowed"
+        if path and path[0] in _LENIENT_ROOTS:
+            self.warnings.append(
+                f"{self.file}:{line or '?'}: environment variable '{printable(name)}' (used "
+                f"by '{printable(where)}') is not read ({kind}); left as is (allow it with "
+                f"{ALLOW_FLAG} {printable(name)})"
+            )
+            return f"${{env:{arg}}}"
+        raise PromptFormatError(
+            f"environment variable '{printable(name)}' may not be read ({kind}; used by "
+            f"'{printable(where)}')",
+            file=self.file,
+            line=line,
+            hint=f"allow it with {ALLOW_FLAG} {printable(name)}; a prompt file cannot allow it",
         )
 
     def contained_path(self, relative: str, path: Path_, what: str) -> Path:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from promptgen.secrets import redact
+from promptgen.secrets import redact, scrub_data
 
 
 def cache_key(
@@ -60,7 +60,8 @@ class ResponseCache:
         return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._cache.set(key, value)
+        # A key the provider echoed in its answer is blanked, as in context.json.
+        self._cache.set(key, scrub_data(value))
 
     def close(self) -> None:
         self._cache.close()

@@ -17,6 +17,7 @@ from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
 from promptgen.report.stats import check_names, is_failing, undecided
 from promptgen.results import Test
+from promptgen.secrets import shown as shown_value
 from promptgen.words import counted
 
 
@@ -37,9 +38,11 @@ def dry_run_table(ctx: Context, cfg: RunConfig) -> str:
 def resolved_options_table(options: Options, sources: dict[str, str]) -> str:
     rows = [f"{'option':<32} {'value':<14} from"]
     for name, value in flat(options, persisted_only=True).items():
-        shown = value
+        shown: object = value
         if value is None:
             shown = "all" if name.startswith("max_") else "-"
+        elif isinstance(value, dict):  # call parameters: a key among them masked
+            shown = shown_value(value)
         rows.append(f"{name:<32} {shown!s:<14} {sources.get(name, '')}")
     return "\n".join(rows)
 

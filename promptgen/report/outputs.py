@@ -13,6 +13,7 @@ from promptgen.csvcells import row as cells
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.review import tests_document
+from promptgen.secrets import scrub
 
 TEST_COLUMNS = (
     "id",
@@ -178,6 +179,6 @@ def write_outputs(ctx: Context, folder: Path) -> list[Path]:
     written = [save_context(ctx, folder / "context.json")]
     for name, text in files.items():
         path = folder / name
-        path.write_text(text, encoding="utf-8")
+        path.write_text(scrub(text, shapes=False), encoding="utf-8")  # as context.json
         written.append(path)
     return written

@@ -11,6 +11,7 @@ from promptgen.context import Context
 from promptgen.prompting import target_label
 from promptgen.report.markdown import cell
 from promptgen.results import Rule, Test
+from promptgen.secrets import scrub
 
 REVIEW_FILE = "test_review.md"
 FILTERED_FILE = "tests.filtered.json"
@@ -102,11 +103,11 @@ def write_review_files(ctx: Context, folder: Path, filter_n: int | None) -> list
     """`test_review.md`, and `tests.filtered.json` when filter_n is set; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
     review = folder / REVIEW_FILE
-    review.write_text(review_markdown(ctx), encoding="utf-8")
+    review.write_text(scrub(review_markdown(ctx), shapes=False), encoding="utf-8")
     written = [review]
     if filter_n is not None:
         filtered = folder / FILTERED_FILE
         text = json.dumps(filtered_document(ctx, filter_n), indent=2, ensure_ascii=False)
-        filtered.write_text(text + "\n", encoding="utf-8")
+        filtered.write_text(scrub(text, shapes=False) + "\n", encoding="utf-8")
         written.append(filtered)
     return written

@@ -11,6 +11,7 @@ import pytest
 from promptgen import load_prompt
 from promptgen.errors import PromptFormatError, RenderError
 from promptgen.formats.body import parse_messages
+from promptgen.formats.refs import allow_env
 
 Write = Callable[[str, str], Path]
 
@@ -179,7 +180,8 @@ model:
 hi
 """,
     )
-    prompt = load_prompt(path)
+    with allow_env(["PG_ENDPOINT", "PG_KEY", "PG_UNSET"]):  # --allow-env
+        prompt = load_prompt(path)
     assert prompt.description == "fallback text"
     assert prompt.model.connection["endpoint"] == "https://example.invalid"
     assert prompt.model.connection["apiKey"] == "secret-value-123"  # usable in memory
@@ -192,7 +194,8 @@ hi
 
 def test_env_missing_outside_model_is_an_error(write: Write) -> None:
     path = write("r.prompty", "---\ndescription: ${env:PG_SURELY_UNSET}\n---\nhi\n")
-    with pytest.raises(PromptFormatError, match="PG_SURELY_UNSET") as info:
+    unset = pytest.raises(PromptFormatError, match="is not set")
+    with allow_env(["PG_SURELY_UNSET"]), unset as info:
         load_prompt(path)
     assert info.value.line == 2
 
