@@ -97,7 +97,9 @@ def models(
         size = f"{row['size'] / 1e9:.2f} GB"
         local_table.add_row(escape(name), escape(row["status"]), size, escape(row["description"]))
     console.print(local_table)
-    engine = _llama_version() or 'not installed (pip install "promptgen[local]")'
+    engine = (
+        _llama_version() or 'not installed (pip install -e ".[local]" in the promptgen checkout)'
+    )
     line = f"llama-cpp-python: {engine}; model files in {data['model_folder']}"
     console.print(escape(line), soft_wrap=True)  # one line, never wrapped: a command in it
 

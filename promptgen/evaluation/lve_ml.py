@@ -2,7 +2,8 @@
 every answer of a multi-step prompt, and the ones that run a classifier: ToxicityChecker,
 BiasChecker (Hugging Face text classification) and PII_Checker (Microsoft Presidio).
 
-The classifiers need the optional extra `lve-ml` (`pip install 'promptgen[lve-ml]'`)
+The classifiers need the optional extra `lve-ml`
+(`pip install -e '.[lve-ml]' in the promptgen checkout`)
 and a model already on this machine: nothing is ever downloaded (transformers loads with
 `local_files_only=True`; Presidio is used only when its spaCy model is installed).
 Without them a check reports "not built in" with the reason, never safe or unsafe.
@@ -33,7 +34,7 @@ from promptgen.evaluation.lve_base import (
     text_response,
 )
 
-INSTALL = "pip install 'promptgen[lve-ml]'"
+INSTALL = "pip install -e '.[lve-ml]' in the promptgen checkout"
 SPACY_MODEL = "en_core_web_lg"  # the model Presidio's AnalyzerEngine loads by default
 _MONOTONICITY_REGEXES = ("answer_value", "answer_variable_identifier", "param_variable_identifier")
 

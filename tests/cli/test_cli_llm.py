@@ -127,7 +127,9 @@ def test_models_prints_text_with_brackets_as_written(
     assert run_app(args=["models"]) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("llama-cpp-python:"))
-    assert line.startswith('llama-cpp-python: not installed (pip install "promptgen[local]"); ')
+    assert line.startswith(
+        'llama-cpp-python: not installed (pip install -e ".[local]" in the promptgen checkout); '
+    )
     assert "a/[b]" in out
 
 

@@ -19,7 +19,8 @@ from tests.fakellm import FakeLLM
 HAIKU = REPO / "samples" / "haiku.md"
 NO_ENGINE = (
     "promptgen: error: local/qwen2.5-coder-1.5b needs llama-cpp-python, which is not "
-    'installed (pip install "promptgen[local]" for the offline model, or use a provider: '
+    'installed (pip install -e ".[local]" in the promptgen checkout for the offline model, '
+    "or use a provider: "
     "set OPENAI_API_KEY, or give --api-base URL)\n"
 )
 

@@ -368,7 +368,7 @@ def test_ml_checkers_without_their_extra_are_not_built_in(
     outcome = run(checker, "Some response.")
     assert outcome.safe is None and outcome.built_in is False
     assert f"{checker['checker_name']} is not built in" in outcome.reason
-    assert "pip install 'promptgen[lve-ml]'" in outcome.reason
+    assert "pip install -e '.[lve-ml]' in the promptgen checkout" in outcome.reason
 
 
 def test_ml_checker_arguments_are_checked_even_without_the_extra() -> None:
