@@ -31,7 +31,7 @@ from promptgen.config import (
     resolve_options,
     saved_flags,
 )
-from promptgen.context import Context, load_context, save_context
+from promptgen.context import Context, load_context
 from promptgen.errors import BadInputError, ContextError
 from promptgen.formats import load_prompt
 from promptgen.formats.detect import CONTEXT, json_kind
@@ -43,6 +43,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.saving import Saver
 from promptgen.secrets import shown
 from promptgen.selection import sample_tests
 
@@ -307,14 +308,10 @@ async def run_async(
     prepared = source if isinstance(source, Prepared) else prepare(source, config)
     ctx, cfg = prepared.ctx, prepared.cfg
     gateway = llm or LLM(cfg.settings)
-    path = prepared.out / CONTEXT_FILE
+    saver = Saver(prepared.out / CONTEXT_FILE) if save else None
     try:
         runner = Runner(
-            ctx,
-            cfg,
-            gateway,
-            reporter or PlainReporter(quiet=True, warnings=False),
-            (lambda c: save_context(c, path)) if save else (lambda c: None),
+            ctx, cfg, gateway, reporter or PlainReporter(quiet=True, warnings=False), saver
         )
         # Every model the run will call: a missing key, engine or unknown model fails
         # now, in one line, not after the calls of the stages before it were spent.
@@ -322,6 +319,8 @@ async def run_async(
             gateway.backend_for(gateway.settings.resolve(model))
         return await runner.run()
     finally:
+        if saver is not None:
+            saver.close()
         if reporter is not None:
             reporter.close()
         if llm is None:

@@ -12,7 +12,6 @@ resumes where it stopped (docs/mutation.md).
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,9 +23,10 @@ from promptgen.llm import LLM
 from promptgen.mutation import mutant_runs, mutants
 from promptgen.mutation.build import choose, deterministic_edits, distinct, mark_equivalent
 from promptgen.mutation.score import judge
-from promptgen.pipeline import SAVE_INTERVAL, finish_record, plan, run_units, unfinished
+from promptgen.pipeline import finish_record, plan, run_units, unfinished
 from promptgen.progress import PlainReporter, Reporter
 from promptgen.results import MutationResults, UsageTotals
+from promptgen.saving import Pace
 from promptgen.selection import eval_tests
 from promptgen.stage import StageSpec
 
@@ -163,20 +163,21 @@ async def mutate_async(
 
 
 class _Saver:
-    """Saves the context after a unit (at most every SAVE_INTERVAL seconds: answers
-    finished since are in the response cache), with the usage of these stages."""
+    """Saves the context after a unit (as often as the save's cost allows:
+    promptgen.saving.Pace; answers finished since are in the response cache), with the
+    usage of these stages."""
 
     def __init__(self, ctx: Context, llm: LLM, path: Path, base: UsageTotals) -> None:
         self.ctx, self.llm, self.path, self.base = ctx, llm, path, base
         self.stage_base = {n: r.usage.model_copy() for n, r in ctx.stages.items()}
-        self.last = 0.0
+        self.pace = Pace()
 
     def tick(self) -> None:
-        if time.perf_counter() - self.last >= SAVE_INTERVAL:
+        if self.pace.due():
             self.save()
 
     def save(self) -> None:
-        self.last = time.perf_counter()
+        started = self.pace.clock()
         totals = self.llm.usage.totals
         self.ctx.usage = self.base + totals
         for name in ("mutants", "mutant_runs"):
@@ -187,3 +188,4 @@ class _Saver:
                 record.usage = base + current if base else current.model_copy()
                 record.calls_done = record.usage.calls
         save_context(self.ctx, self.path)
+        self.pace.saved(started)

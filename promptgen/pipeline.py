@@ -24,10 +24,10 @@ from promptgen.llm import LLM, bounded_gather
 from promptgen.order import canonical
 from promptgen.progress import Reporter
 from promptgen.results import StageRecord
+from promptgen.saving import Pace, Saver
 from promptgen.stage import Phase, Projection, Scope, StageSpec, WorkItem
 from promptgen.stages import MODULES
 
-SAVE_INTERVAL = 0.5
 # A stage's todo is asked again after each pass (expansion rounds, a batch item to ask
 # for again); a pass with only units already tried this run ends it, and so does this
 # many passes (plus one per expansion round).
@@ -136,8 +136,9 @@ def batch_warning(note: str) -> str:
 
 
 class Runner:
-    """Runs every stage of one context, saving after every unit (at most every
-    SAVE_INTERVAL seconds: answers finished since are in the response cache)."""
+    """Runs every stage of one context, saving after every unit as often as the save's
+    own cost allows (promptgen.saving: answers finished since are in the response
+    cache), after every stage, and at the end."""
 
     def __init__(
         self,
@@ -145,27 +146,31 @@ class Runner:
         cfg: RunConfig,
         llm: LLM,
         reporter: Reporter,
-        save: Callable[[Context], object] = lambda ctx: None,
+        saver: Saver | None = None,
     ) -> None:
         self.ctx, self.cfg, self.llm, self.reporter = ctx, cfg, llm, reporter
-        self._save = save
+        self.saver = saver
+        self.pace = Pace()
         self._base_usage = ctx.usage.model_copy(deep=True)
         self._stage_base = {n: r.usage.model_copy() for n, r in ctx.stages.items()}
-        self._last_save = 0.0
         self.planned = plan(ctx, cfg)
         self._finished = {name: asyncio.Event() for name in STAGES}
         self._complete: dict[str, bool] = {}
         self._warned: set[str] = set()
         self._failed: str | None = None  # the stage whose error stops the run
         ctx._checkpoint = self.checkpoint
-        llm.use_batches(ctx.batches, self.save)  # with --batch; a batch is saved at once
+        # with --batch; a batch is saved at once, and on disk before its answers are awaited
+        llm.use_batches(ctx.batches, partial(self.save, "durable"))
 
     def checkpoint(self) -> None:
-        if time.perf_counter() - self._last_save >= SAVE_INTERVAL:
-            self.save()
+        """After a unit: saved when due (the last save's write finished, its pace)."""
+        if self.pace.due() and not (self.saver is not None and self.saver.busy):
+            self.save("checkpoint")
 
-    def save(self) -> None:
-        self._last_save = time.perf_counter()
+    def save(self, how: str = "checkpoint") -> None:
+        """`checkpoint`: a snapshot written in the background; `durable`: the same,
+        waited for; `final`: the indented file, waited for."""
+        started = self.pace.clock()
         self.ctx.usage = self._base_usage + self.llm.usage.totals
         for name, record in self.ctx.stages.items():
             current = self.llm.usage.totals.by_stage.get(name)
@@ -174,7 +179,12 @@ class Runner:
                 record.usage = base + current if base else current.model_copy()
                 record.calls_done = record.usage.calls
         canonical(self.ctx, list(STAGES))  # saved in one order, whatever finished first
-        self._save(self.ctx)
+        if self.saver is not None:
+            if how == "final":
+                self.saver.save(self.ctx)
+            else:
+                self.saver.checkpoint(self.ctx, wait=how == "durable")
+        self.pace.saved(started)
         called = self.llm.usage.totals.by_model
         for note in self.ctx.batch_fallbacks:  # once per model called, as soon as known
             if note not in self._warned and any(note.startswith(f"{m}: ") for m in called):
@@ -199,7 +209,7 @@ class Runner:
         finally:
             poller.cancel()
             self.reporter.update(self.llm.usage.totals.by_stage)
-            self.save()
+            self.save("final")
         return self.ctx
 
     async def _stage(self, name: str) -> None:
