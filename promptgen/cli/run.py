@@ -361,8 +361,8 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet
             print_overview(overview(ctx))
     if options.run.junit is not None:
-        options.run.junit.parent.mkdir(parents=True, exist_ok=True)
-        options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")
+        junit = options.run.junit
+        api.write_file(junit, junit_xml(ctx), f"--junit {junit}")
     gate(ctx, prepared.cfg)
 
 
