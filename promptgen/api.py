@@ -42,6 +42,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.rendering.precheck import check_renders
 from promptgen.selection import sample_tests
 
 DEFAULT_OUT = Path("promptgen-out")
@@ -102,6 +103,7 @@ def prepare(
     Raises BadInputError (exit code 2) on bad input, before any model is called."""
     options = config or Options()
     ctx, out, notes = _context(source, options)
+    check_renders(ctx.prompt)  # a template that can never render: exit 2, before a call
     check_outputs(out, options.run)
     given = explicit(options)
     if options.run.tests_file is not None:

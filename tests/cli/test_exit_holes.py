@@ -76,3 +76,29 @@ def test_a_promptarchitect_test_path_too_long_for_the_filesystem(tmp_path: Path)
         f"promptgen: error: {path}:11: frontmatter: test_path '{long[:199]}…' cannot be "
         "read: File name too long (fix the path; it is relative to the prompt file)"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("{{ q.__class__ }}", "template reaches for '__class__' on a str; templates may only "
+         "use data, not Python internals"),
+        ("{{ 'x'*10**9 }}", "template builds a repeated string of 1,000,000,000 characters or "
+         "more (limit 25,000,000)"),
+    ],
+)  # fmt: skip
+def test_a_template_that_can_never_render_is_refused_before_any_call(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    """Issue 29 item 5b: an input with no sample used to reach the per-test render only
+    after the generation calls (exit 3); the prompt is rendered once when prepared."""
+    path = tmp_path / "p.prompty"
+    path.write_text(
+        "---\nname: p\ninputs:\n  q:\n    type: string\n---\n"
+        f"system:\nYou are a bot {body}.\n\nuser:\n{{{{q}}}}\n"
+    )
+    with FakeLLM(responder=PipelineResponder()) as fake:
+        args = ["run", str(path), "--effort", "min", "--api-base", fake.url, "--models", "m1"]
+        line = one_line([*args, "--out", str(tmp_path / "out")])
+        assert fake.requests == []
+    assert line == f"promptgen: error: {path}:8: {said}"
