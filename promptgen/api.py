@@ -43,6 +43,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
+from promptgen.rendering.precheck import check_renders
 from promptgen.saving import Saver
 from promptgen.secrets import shown
 from promptgen.selection import sample_tests
@@ -105,6 +106,7 @@ def prepare(
     Raises BadInputError (exit code 2) on bad input, before any model is called."""
     options = config or Options()
     ctx, out, notes = _context(source, options)
+    check_renders(ctx.prompt)  # a template that can never render: exit 2, before a call
     check_outputs(out, options.run)
     given = explicit(options)
     if options.run.tests_file is not None:
@@ -164,6 +166,25 @@ def check_outputs(out: Path, run: Run) -> None:
         _check_path(run.junit, f"--junit {run.junit}", folder=False)
 
 
+def check_folder(path: Path, label: str) -> None:
+    """A folder promptgen writes into (`--out`): one that exists, or can be made, and
+    where a file can be created; else one line, exit 2, before any call."""
+    _check_path(path, label, folder=True)
+
+
+def write_file(path: Path, text: str, label: str) -> None:
+    """Write a file the user named (`--junit FILE`): one that cannot be written (a full
+    device, a read-only place) is one line, exit 2."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise BadInputError(
+            f"{label}: cannot write it: {err.strerror or err}",
+            hint="give a path where a file can be written",
+        ) from None
+
+
 def _check_path(path: Path, label: str, *, folder: bool) -> None:
     if "\x00" in str(path):
         raise BadInputError(f"{label}: a path cannot hold a NUL character")
@@ -171,10 +192,26 @@ def _check_path(path: Path, label: str, *, folder: bool) -> None:
         raise BadInputError(f"{label} is a folder", hint="give a file path")
     for node in (path, *path.parents) if folder else path.parents:
         if node.is_dir():
+            _writable(node, label)
             return
         if node.exists() or node.is_symlink():
             where = "is not a folder" if node == path else f"is inside {node}, which is a file"
             raise BadInputError(f"{label} {where}", hint="give a folder path")
+
+
+def _writable(folder: Path, label: str) -> None:
+    """Whether a file can be created in `folder` (a probe, removed at once): /proc, a
+    read-only mount or a folder without permission fail here, not after the calls."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise BadInputError(
+            f"{label}: no file can be created in {folder} ({err.strerror or err})",
+            hint="give a folder you can write to",
+        ) from None
 
 
 def _kept(resolved: Options, sources: Mapping[str, str]) -> list[str]:

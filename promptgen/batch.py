@@ -92,8 +92,7 @@ def write_batch_files(batch: Batch, junit: Path | None) -> list[Path]:
     written = write_summary(batch.out, entries(batch), batch.code, skipped, batch.others)
     if junit is not None:
         suites = [SuiteSource(r.name, r.ctx, r.code, r.error) for r in batch.runs]
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_batch_xml(suites), encoding="utf-8")
+        api.write_file(junit, junit_batch_xml(suites), f"--junit {junit}")
         written.append(junit)
     return written
 

@@ -118,6 +118,18 @@ def printable(text: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# C0 controls but newline and tab, DEL, and C1 controls: what a terminal acts on (clear
+# the screen, set the window title, move the cursor) instead of showing.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: Any) -> str:
+    """Text from a file, a model or a saved run, made safe to print on a terminal: each
+    control character but newline and tab shown as its escape (`\\x1b`), never acted on."""
+    text = str(text)
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def dotted(path: tuple[Any, ...]) -> str:
     """`('tests', 3, 'inputs')` as `tests[3].inputs`."""
     text = ""

@@ -346,7 +346,9 @@ def write_atomic(text: str, path: Path) -> Path:
     """`text` to `path`: a temp file in the same folder, fsync, rename over the target
     (safe to call from a background thread: it touches no context)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The saving process's id in the name: a load tells a killed save's file from a live one.
+    prefix = f".{path.name}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -358,6 +360,59 @@ def write_atomic(text: str, path: Path) -> Path:
         raise
     _fsync_dir(path.parent)
     return path
+
+
+STALE_AFTER = 60.0  # seconds: a save takes well under this; a younger temp file is left
+ABANDONED_AFTER = 3600.0  # seconds: older than this, a temp file is stale whatever its pid
+
+
+def remove_stale_saves(path: Path) -> list[Path]:
+    """Remove the temp files a killed save of `path` left (`.NAME.PID.XXXX.tmp`, or
+    `.NAME.XXXX.tmp` from before the pid was named): only ones older than STALE_AFTER
+    whose process is gone, or older than ABANDONED_AFTER; never another process's live
+    save. Returns those removed."""
+    import re
+    import time
+
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:(\d+)\.)?[A-Za-z0-9_]{{6,}}\.tmp")
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            age = now - info.st_mtime
+            pid = int(match.group(1)) if match.group(1) else None
+            if age < STALE_AFTER or (age < ABANDONED_AFTER and _alive(pid)):
+                continue
+            os.unlink(entry.path)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether a process of that id runs (None, unknown: taken as alive)."""
+    if pid is None:
+        return True
+    if pid == os.getpid():
+        return True  # this process is saving it now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or an id this system cannot hold
+    return True
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -380,6 +435,7 @@ def load_context(path: str | Path) -> Context:
     numbers), then its shape; tests or rules saved twice with the same id are kept once
     (with a warning) when identical, and refused when they differ."""
     path = Path(path)
+    remove_stale_saves(path)
     data = read_json(
         path, "context file", "the file is damaged; re-run from the prompt file", ContextError
     )

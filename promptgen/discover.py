@@ -19,9 +19,12 @@ its reason:
   or test sample, an LVE `prompt_file`, a samples file or a `${file:...}` reference;
 - a file of a type no format reads (counted, not listed);
 - a file listed but gone when read (deleted meanwhile, a dangling link): `GONE`, with a
-  note on stderr.
+  note on stderr;
+- a symbolic link in a folder that leads out of the folder searched: its target is not
+  the folder's to send to a model (as `${file:...}` refuses the same link).
 
-Hidden files and folders, and the batch's own output folder, are never searched.
+Hidden files and folders, and the batch's own output folder, are never searched; nor is
+the filesystem's root (an error: it is no folder of prompts).
 """
 
 from __future__ import annotations
@@ -160,6 +163,7 @@ def find_prompts(
     is skipped (include wins). An argument that matches nothing is an error (exit 2)."""
     given: list[Path] = []
     searched: list[Path] = []
+    outside: list[Skipped] = []
     for arg in args:
         if not arg.strip() or "\x00" in arg:
             raise BadInputError(f"{arg!r} is not a path", hint="give prompt files or folders")
@@ -167,31 +171,78 @@ def find_prompts(
         if path.is_file() or (path.exists() and not path.is_dir()):
             given.append(path)
         elif path.is_dir():
-            searched += _walk(path, out)
+            _not_the_root(path)
+            searched += _walk(path, out, outside)
         elif glob.has_magic(arg):
             matched = sorted(Path(p) for p in glob.glob(arg, recursive=True))
             if not matched:
                 raise BadInputError(f"{arg}: no file matches", hint="check the pattern")
             for match in matched:
-                searched += _walk(match, out) if match.is_dir() else [match]
+                if match.is_dir():
+                    _not_the_root(match)
+                searched += _walk(match, out, outside) if match.is_dir() else [match]
         else:
             raise BadInputError(f"{arg}: no such file or folder", hint="check the path")
-    return _classify(given, searched, include, exclude)
+    plan = _classify(given, searched, include, exclude)
+    plan.skipped[:0] = outside
+    return plan
 
 
-def _walk(folder: Path, out: Path) -> list[Path]:
-    """Every file under `folder`, sorted; hidden entries and `out` left out."""
+def _not_the_root(folder: Path) -> None:
+    """The filesystem's root holds no prompts of its own: searching it would read every
+    file of the machine (and /proc), so it is refused."""
+    resolved = _resolved(folder)
+    if resolved is not None and resolved == Path(resolved.anchor):
+        raise BadInputError(
+            f"{folder}: the filesystem's root is not a folder of prompts",
+            hint="give the folder that holds your prompts",
+        )
+
+
+def _resolved(path: Path) -> Path | None:
+    """The path with its links followed, or None where that cannot be read."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # no permission, a link loop
+        return None
+
+
+def _walk(folder: Path, out: Path, outside: list[Skipped]) -> list[Path]:
+    """Every file under `folder`, sorted; hidden entries and `out` left out. A symbolic
+    link that leads out of `folder` is not followed: it goes to `outside`, with why."""
     skip = out.resolve()
+    top = _resolved(folder) or folder
     files: list[Path] = []
     for root, dirs, names in os.walk(folder):
         here = Path(root)
         dirs[:] = sorted(
             d
             for d in dirs
-            if not d.startswith(".") and d not in _NOT_SEARCHED and (here / d).resolve() != skip
+            if not d.startswith(".") and d not in _NOT_SEARCHED and _resolved(here / d) != skip
         )
-        files += [here / n for n in sorted(names) if not n.startswith(".")]
+        for d in dirs:  # os.walk lists a linked folder but does not enter it
+            _leads_out(here / d, top, folder, outside)
+        for name in sorted(names):
+            path = here / name
+            if name.startswith("."):
+                continue
+            if not _leads_out(path, top, folder, outside):
+                files.append(path)
     return files
+
+
+def _leads_out(path: Path, top: Path, folder: Path, outside: list[Skipped]) -> bool:
+    """Whether `path` is a symbolic link leading out of `folder` (resolved: `top`); such a
+    link is recorded as skipped, its target never read."""
+    if not path.is_symlink():
+        return False
+    target = _resolved(path)
+    if target is not None and target.is_relative_to(top):
+        return False
+    shown = target if target is not None else path
+    reason = f"a symbolic link to {shown}, outside {folder}: not followed"
+    outside.append(Skipped(path, reason))
+    return True
 
 
 def _classify(
@@ -201,7 +252,7 @@ def _classify(
     seen: set[Path] = set()
     forced: set[Path] = set()
     for path, named in [*((p, True) for p in given), *((p, False) for p in searched)]:
-        key = path.resolve()
+        key = _resolved(path) or path.absolute()
         if key in seen:
             continue
         seen.add(key)

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.errors import PromptgenError
+from promptgen.evaluation.scoring import VerdictKey
 from promptgen.pipeline import unfinished
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import why_nothing
 from promptgen.selection import eval_tests
+from promptgen.stages import groundtruth, metrics, runs
 
 
 class QualityGateError(PromptgenError):
@@ -53,16 +55,30 @@ class Failures:
         return self.failed / self.calls if self.calls else 0.0
 
 
-def evaluation_failures(ctx: Context) -> Failures:
-    """Cells, judgements and groundtruth answers of the evaluation, and how many failed."""
+def outstanding(ctx: Context, cfg: RunConfig) -> tuple[set[str], set[VerdictKey], set[str]]:
+    """The work a re-run would retry: cells of the runs stage, verdicts of the metrics
+    stage, tests of the groundtruth stage (their keys; empty for a stage not enabled)."""
+    cells = {i.key for i in runs.todo(ctx, cfg)} if runs.enabled(cfg) else set()
+    verdicts = {i.data.key for i in metrics.todo(ctx, cfg)} if metrics.enabled(cfg) else set()
+    tests = {i.key for i in groundtruth.todo(ctx, cfg)} if groundtruth.enabled(cfg) else set()
+    return cells, verdicts, tests
+
+
+def evaluation_failures(ctx: Context, cfg: RunConfig) -> Failures:
+    """Cells, judgements and groundtruth answers of the evaluation, and how many failed
+    and are still outstanding: a failure no re-run would retry (a groundtruth candidate
+    of a test another candidate settled, a cell of a model no longer under test) is
+    history, not work left, and fails no run."""
+    cells, verdicts, tests = outstanding(ctx, cfg)
+    retries = groundtruth.candidates(cfg)
     items = [
-        *(r.error for r in ctx.test_runs),
-        *(r.error for r in ctx.metric_results),
-        *(a.error for a in ctx.groundtruth),
+        *(r.error if runs.cell_key(*r.key) in cells else None for r in ctx.test_runs),
+        *(r.error if r.key in verdicts else None for r in ctx.metric_results),
+        *(a.error if a.test_id in tests and a.attempt < retries else None for a in ctx.groundtruth),
     ]
     errors = Counter(e for e in items if e is not None)
     example = errors.most_common(1)[0][0] if errors else ""
-    cut_off = sum(r.fault == "truncated" for r in ctx.test_runs)
+    cut_off = sum(r.fault == "truncated" and runs.cell_key(*r.key) in cells for r in ctx.test_runs)
     return Failures(len(items), sum(errors.values()), example, cut_off)
 
 
@@ -91,7 +107,7 @@ def gate(ctx: Context, cfg: RunConfig) -> None:
     nothing = not_evaluated(ctx, cfg)
     if nothing is not None and (fail_under is not None or fail_on_error is not None):
         raise QualityGateError(nothing)
-    failures = evaluation_failures(ctx)
+    failures = evaluation_failures(ctx, cfg)
     allowed = fail_on_error if fail_on_error is not None else 0.0
     if failures.failed and failures.rate > allowed:
         raise failures.said(allowed)

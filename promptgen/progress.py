@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from promptgen.bounds import terminal_text
 from promptgen.words import counted
 
 # What the plan says when a resumed run has nothing left (never "about 0 calls").
@@ -36,7 +37,7 @@ class Reporter(Protocol):
 
 def print_warnings(warnings: list[str]) -> None:
     for warning in warnings:  # plain lines: never wrapped, easy to grep
-        print(f"promptgen: warning: {warning}", file=sys.stderr)
+        print(f"promptgen: warning: {terminal_text(warning)}", file=sys.stderr)
 
 
 def silence_stdout() -> None:
@@ -95,7 +96,7 @@ class PlainReporter:
         if self.quiet:
             return
         took = f", {record.duration_s:.1f} s" if record.duration_s is not None else ""
-        error = f" ({record.error})" if record.error else ""
+        error = f" ({terminal_text(record.error)})" if record.error else ""
         print(
             f"promptgen: {record.name}: {record.status}, {usage_text(record.usage)}{took}{error}",
             file=sys.stderr,
@@ -104,7 +105,7 @@ class PlainReporter:
 
     def warn(self, warning: str) -> None:
         if self.warnings:
-            print(f"promptgen: warning: {warning}", file=sys.stderr, flush=True)
+            print(f"promptgen: warning: {terminal_text(warning)}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         pass
@@ -160,7 +161,9 @@ class RichReporter:
             self.progress.update(task, description=_escape(f"{record.name} ({record.status})"))
 
     def warn(self, warning: str) -> None:  # above the bars
-        self.progress.console.print(f"promptgen: warning: {warning}", markup=False, highlight=False)
+        self.progress.console.print(
+            f"promptgen: warning: {terminal_text(warning)}", markup=False, highlight=False
+        )
 
     def close(self) -> None:
         self.progress.stop()

@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,37 @@ def test_kill_mid_write_never_leaves_a_truncated_file(write: Write, tmp_path: Pa
         if target.exists():
             assert load_context(target).run_id in ("A", "B")
     assert target.exists()
+
+
+def test_a_killed_saves_temp_file_is_removed_on_the_next_load(write: Write, tmp_path: Path) -> None:
+    """Issue 29 item 5e: a save killed before its rename leaves `.context.json.PID.X.tmp`;
+    the next load removes it when its process is gone (or it is over an hour old), never
+    a young one or one whose process still runs, nor another file's."""
+    ctx = _context(write)
+    path = save_context(ctx, tmp_path / "context.json")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **TEXT)
+    dead, live = int(ended.stdout), os.getppid()
+    ages = {
+        f".context.json.{dead}.k1lled_x.tmp": 120,  # a killed save: removed
+        ".context.json.a1b2c3d4.tmp": 7200,  # no pid (an older promptgen), 2 h: removed
+        f".context.json.{dead}.y0ung123.tmp": 0,  # may be a save just begun: kept
+        f".context.json.{live}.l1ve1234.tmp": 120,  # its process runs: kept
+        ".notes.json.abcdef12.tmp": 7200,  # not a save of this file: kept
+    }
+    now = time.time()
+    for name, age in ages.items():
+        (tmp_path / name).write_text("{")
+        os.utime(tmp_path / name, (now - age, now - age))
+    assert load_context(path).run_id == ctx.run_id
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == sorted([
+        f".context.json.{dead}.y0ung123.tmp",
+        f".context.json.{live}.l1ve1234.tmp",
+        ".notes.json.abcdef12.tmp",
+    ])  # fmt: skip
+
+
+TEXT: dict[str, Any] = {"capture_output": True, "text": True, "check": True}
 
 
 @pytest.mark.parametrize("version", ['"1"', "true", "0"])

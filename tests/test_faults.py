@@ -24,13 +24,13 @@ import pytest
 from promptgen import load_context
 from promptgen.config import build_config
 from promptgen.context import Context
-from promptgen.gate import evaluation_failures
+from promptgen.gate import Failures, evaluation_failures
 from promptgen.llm import LLM, RetryPolicy, load_settings
 from promptgen.llm.types import FAULT_TEXT
 from promptgen.report.files import write_reports
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overall_compliance, overview
-from promptgen.results import Test, TestRun
+from promptgen.results import MetricResult, Test, TestRun
 from promptgen.selection import cells, eval_tests
 from promptgen.stages import groundtruth, runs
 from tests.conftest import OPEN_GATEWAYS, REPO, run
@@ -119,7 +119,7 @@ def test_empty_outputs_are_flagged_not_judged_and_cut_off_ones_are_judged(
     )
     assert f"{CUT} (cut off at the token limit)" in written["report.html"]
     # The exit: the reason, and what helps (a cut-off judged answer is no failed call).
-    said = evaluation_failures(ctx).said(0.0).one_line()
+    said = evaluation_failures(ctx, cfg).said(0.0).one_line()
     assert said.startswith("1 of 7 evaluation calls failed (14.3% > 0.0% allowed")
     assert f"), e.g. {A}: {FAULT_TEXT['empty']}" in said
 
@@ -138,13 +138,32 @@ def test_the_hint_for_answers_cut_off_says_what_helps() -> None:
         TestRun(test_id=ctx.tests[0].id, model=A, error=f"{A}: x", fault="truncated"),
         TestRun(test_id=ctx.tests[0].id, model=A, run_index=1),
     ]
-    said = evaluation_failures(ctx).said(0.0).one_line()
+    said = evaluation_failures(ctx, config(ctx, models={"models": [A]})).said(0.0).one_line()
     assert said == (
         f"1 of 2 evaluation calls failed (50.0% > 0.0% allowed by --fail-on-error), e.g. {A}: x "
         "(re-run the same command to retry only those; 1 answer(s) under test were cut off "
         "at the token limit: raise the prompt's max_tokens, or accept a share with "
         "--fail-on-error RATE)"
     )
+
+
+def test_only_failures_a_rerun_would_retry_fail_the_run() -> None:
+    """A failed cell of a model no longer under test, or a failed verdict of a judge no
+    longer asked, is never retried: it is history, not work left (exit 0, not 3)."""
+    ctx = context(rules=1, tests=1)
+    test = ctx.tests[0].id
+    ctx.test_runs = [
+        TestRun(test_id=test, model=A, output="positive"),
+        TestRun(test_id=test, model="openai/gone", error="openai/gone: 503"),
+    ]
+    ctx.record_verdicts(
+        [MetricResult(test_id=test, model=A, metric="compliance", judge="openai/old", error="x")]
+    )
+    cfg = config(ctx, models={"models": [A]}, evaluation={"compliance": False})
+    assert evaluation_failures(ctx, cfg) == Failures(calls=3, failed=0)
+    # Under test again, the model's failed cell is work left: it counts.
+    cfg = config(ctx, models={"models": [A, "openai/gone"]}, evaluation={"compliance": False})
+    assert evaluation_failures(ctx, cfg) == Failures(3, 1, "openai/gone: 503")
 
 
 def test_a_cut_off_structured_answer_is_never_accepted(fake_llm: FakeLLM, tmp_path: Path) -> None:

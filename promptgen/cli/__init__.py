@@ -121,6 +121,9 @@ def schema(
     from promptgen.schemas import SCHEMAS, schema_text, write_schemas
 
     if out is not None:
+        from promptgen.api import check_folder
+
+        check_folder(out, f"--out {out}")
         for path in write_schemas(out):
             typer.echo(str(path))
         return

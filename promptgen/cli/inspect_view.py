@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 from rich.console import Console, Group
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.panel import Panel
 from rich.table import Table
 
+from promptgen.bounds import terminal_text
 from promptgen.errors import RenderError, TemplateSecurityError
 from promptgen.evaluation import check_name, load_metrics
 from promptgen.evaluation.verdict_judge import preview
@@ -112,6 +113,12 @@ def evaluators_data(prompt: PromptUnderTest) -> list[dict[str, Any]]:
     ]
 
 
+def escape(text: str) -> str:
+    """Text from the prompt's files for a Rich table: markup escaped, and control
+    characters shown, never sent to the terminal (a title, a cleared screen)."""
+    return _markup_escape(terminal_text(text))
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = text[: limit * 4]
@@ -126,8 +133,8 @@ def _inputs_table(prompt: PromptUnderTest, sources: dict[str, str]) -> Table:
     _more(table, len(prompt.inputs))
     for spec in list(prompt.inputs.values())[:SHOWN_ROWS]:
         table.add_row(
-            spec.name,
-            spec.type,
+            escape(spec.name),
+            escape(spec.type),
             "detected" if spec.detected else "declared",
             "" if spec.default is None else escape(_short(spec.default, 30)),
             "" if spec.sample is None else escape(_short(spec.sample, 30)),
@@ -155,7 +162,8 @@ def _messages(title: str, messages: list[dict[str, Any]]) -> Panel:
     for m in messages[:SHOWN_ROWS]:
         extra = {k: v for k, v in m.items() if k not in ("role", "content")}
         attrs = f" {escape(_short(extra, 200))}" if extra else ""
-        parts.append(f"[bold cyan]{m['role']}[/]{attrs}:\n{escape(_clipped(m['content']))}")
+        role = escape(str(m["role"]))
+        parts.append(f"[bold cyan]{role}[/]{attrs}:\n{escape(_clipped(m['content']))}")
     if len(messages) > SHOWN_ROWS:
         parts.append(f"… {len(messages) - SHOWN_ROWS:,} more messages (--json shows all)")
     return Panel("\n\n".join(parts) or "(none)", title=title, title_align="left")
@@ -171,7 +179,7 @@ def print_inspect(prompt: PromptUnderTest, data: dict[str, Any]) -> None:
     header.add_row("file", escape(prompt.source or ""))
     header.add_row("format", escape(f"{prompt.format}: {FORMATS.get(prompt.format, '')}"))
     header.add_row("model", escape(f"{m.id or '(not set)'}  {_short(m.parameters or '', 80)}"))
-    header.add_row("template", prompt.template_engine)
+    header.add_row("template", escape(prompt.template_engine))
     if prompt.tags:
         header.add_row("tags", escape(", ".join(prompt.tags)))
     console.print(Panel(header, title="Prompt", title_align="left"))

@@ -17,6 +17,7 @@ import typer
 from pydantic import ValidationError
 
 from promptgen import api
+from promptgen.bounds import terminal_text
 from promptgen.config import COMMAND_LINE, option_problem
 from promptgen.context import Context
 from promptgen.discover import Plan, find_prompts, is_batch
@@ -262,7 +263,9 @@ def execute_batch(args: list[str], options: Options) -> int:
 
     plan = find_prompts(args, batch_out(options), options.run.include, options.run.exclude)
     for gone in plan.gone:  # listed, then gone when read: skipped, not an error
-        print(f"promptgen: note: skipped {gone.path}: {gone.reason}", file=sys.stderr)
+        print(
+            terminal_text(f"promptgen: note: skipped {gone.path}: {gone.reason}"), file=sys.stderr
+        )
     if not plan.prompts:
         raise BadInputError(
             f"no prompt found in {' '.join(args)} ({len(plan.skipped)} file(s) skipped)",
@@ -274,7 +277,7 @@ def execute_batch(args: list[str], options: Options) -> int:
 
     def say(line: str) -> None:
         if not quiet:
-            print(f"promptgen: {line}", file=sys.stderr, flush=True)
+            print(terminal_text(f"promptgen: {line}"), file=sys.stderr, flush=True)
 
     if plan.skipped:
         say(
@@ -283,7 +286,7 @@ def execute_batch(args: list[str], options: Options) -> int:
         )
     batch = run_batch(plan, options, say)
     for failed in (r for r in batch.runs if r.error is not None):
-        print(f"promptgen: error: {failed.name}: {failed.error}", file=sys.stderr)
+        print(terminal_text(f"promptgen: error: {failed.name}: {failed.error}"), file=sys.stderr)
     print_warnings([f"{r.name}: {r.nothing}" for r in batch.runs if r.nothing and not r.error])
     with results_output():
         print_batch_summary(batch)
@@ -298,11 +301,11 @@ def _plan_only(plan: Plan, options: Options) -> int:
     planned = plan_batch(plan, options)
     with results_output():
         if options.run.dry_run:
-            typer.echo(dry_run_listing(plan, planned))
+            typer.echo(terminal_text(dry_run_listing(plan, planned)))
         for entry in planned if options.run.print_options else []:
             if entry.prepared is not None:
                 ctx = entry.prepared.ctx
-                typer.echo(f"\n{entry.found.path}:")
+                typer.echo(terminal_text(f"\n{entry.found.path}:"))
                 typer.echo(resolved_options_table(ctx.options, ctx.option_sources))
     return max((e.error.exit_code for e in planned if e.error is not None), default=0)
 
@@ -323,7 +326,7 @@ def execute(
         check(prepared)
     print_warnings(prepared.ctx.prompt.warnings)
     for note in prepared.notes:
-        print(f"promptgen: {note}", file=sys.stderr)
+        print(terminal_text(f"promptgen: {note}"), file=sys.stderr)
     if options.run.print_options or options.run.dry_run:
         _print_plan(prepared, options)
         return None
@@ -359,16 +362,16 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     print_warnings(list(filter(None, said)))
     note = kept_note(ctx)
     if note is not None:
-        print(f"promptgen: note: {note}", file=sys.stderr)
+        print(terminal_text(f"promptgen: note: {note}"), file=sys.stderr)
     write_all(ctx, prepared.out)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
-        typer.echo(summary(ctx, prepared.cfg, prepared.out, seconds))
+        typer.echo(terminal_text(summary(ctx, prepared.cfg, prepared.out, seconds)))
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet
             print_overview(overview(ctx))
     if options.run.junit is not None:
-        options.run.junit.parent.mkdir(parents=True, exist_ok=True)
-        options.run.junit.write_text(junit_xml(ctx), encoding="utf-8")
+        junit = options.run.junit
+        api.write_file(junit, junit_xml(ctx), f"--junit {junit}")
     gate(ctx, prepared.cfg)
 
 

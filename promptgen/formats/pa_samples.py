@@ -57,9 +57,17 @@ def read_samples(prompt_file: Path, relative: str, where: Where) -> list[TestSam
             "test_path",
             hint="move the samples next to the prompt or into a subfolder",
         )
-    if not folder.is_dir():
+    try:
+        found = folder.is_dir()
+    except OSError as err:  # a name too long for the filesystem, a path it cannot read
         raise where.error(
-            f"test_path folder '{printable(relative)}' not found (looked for {folder})",
+            f"test_path '{printable(relative)}' cannot be read: {err.strerror}",
+            "test_path",
+            hint="fix the path; it is relative to the prompt file",
+        ) from None
+    if not found:
+        raise where.error(
+            f"test_path folder '{printable(relative)}' not found (looked for {printable(folder)})",
             "test_path",
             hint="fix the path; it is relative to the prompt file",
         )

@@ -30,6 +30,7 @@ FORMAT_KEYS = ("name", "description", "model", "inputs", "tags")
 JUDGE_KEYS = ("scale", "explanation", "judges", "pool", "pass", "rubric")
 MAX_JUDGES = 10
 MAX_CATEGORIES = 50
+MAX_SCALE_POINTS = 1_000  # a discrete scale's whole numbers, listed as {unit.choices}
 FIELD_TYPES = ("string", "list", "integer", "number", "boolean")
 _SUFFIXES = (".verdict.md", ".verdict.txt", ".md", ".txt", ".prompt")
 _RANGE = re.compile(r"^\s*(-?\d+)\s*-\s*(-?\d+)\s*$")
@@ -171,19 +172,32 @@ def _scale(value: Any, where: _Where) -> dict[str, Any]:
     if value == "boolean" or value is bool:
         return {"kind": "boolean"}
     if isinstance(value, str) and (match := _RANGE.match(value)):
+        if max(len(match.group(1)), len(match.group(2))) > 12:
+            raise where.error(f"scale {printable(value)} is out of range", "scale", hint=hint)
         low, high = int(match.group(1)), int(match.group(2))
         if low >= high:
             raise where.error(f"scale {value!r} runs from high to low", "scale", hint=hint)
-        return {"kind": "discrete", "min": low, "max": high}
+        return _discrete(low, high, where)
     if isinstance(value, dict) and set(value) == {"min", "max"}:
         low, high = value["min"], value["max"]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) and low < high:
-            return {"kind": "discrete", "min": low, "max": high}
+            return _discrete(low, high, where)
     if isinstance(value, list) and 2 <= len(value) <= MAX_CATEGORIES:
         names = [str(v) for v in value if isinstance(v, str | int | float) and str(v).strip()]
         if len(names) == len(value) and len(set(names)) == len(names):
             return {"kind": "categories", "values": names}
     raise where.error(f"cannot read scale {value!r}", "scale", hint=hint)
+
+
+def _discrete(low: int, high: int, where: _Where) -> dict[str, Any]:
+    """A scale of the whole numbers from `low` to `high`, at most MAX_SCALE_POINTS."""
+    if high - low + 1 > MAX_SCALE_POINTS:
+        raise where.error(
+            f"scale {low}-{high} has {high - low + 1:,} points, more than {MAX_SCALE_POINTS:,}",
+            "scale",
+            hint="a judge grades on a short scale, such as 1-5 or 0-100",
+        )
+    return {"kind": "discrete", "min": low, "max": high}
 
 
 def _pass(value: Any, scale: dict[str, Any], where: _Where) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from promptgen.bounds import terminal_text
 from promptgen.csvcells import cell
 from promptgen.report.findings import count_tests
 from promptgen.report.overview import (
@@ -188,7 +189,8 @@ def print_summary(
 
 
 def _shown(text: str) -> str:
-    return scrub(text, shapes=False)  # as in the files: a key an error echoed is blanked
+    # As in the files: a key an error echoed is blanked; on a terminal, controls shown.
+    return terminal_text(scrub(text, shapes=False))
 
 
 def write_summary(

@@ -17,6 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from promptgen.bounds import terminal_text
+
 Cell = str | Text
 
 
@@ -83,7 +85,15 @@ def _packed(pairs: list[Text], width: int) -> list[Text]:
 
 
 def _text(value: Cell) -> Text:
-    return value if isinstance(value, Text) else Text(value)
+    """A cell; text from files or a saved run shows its control characters, never
+    sends them to the terminal."""
+    if isinstance(value, Text):
+        return (
+            value
+            if value.plain == terminal_text(value.plain)
+            else Text(terminal_text(value.plain), style=value.style)
+        )
+    return Text(terminal_text(value))
 
 
 def _widest(text: Text) -> int:

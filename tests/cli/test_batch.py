@@ -212,6 +212,46 @@ def test_a_file_gone_when_read_is_skipped_with_a_note(
     assert set(rows(tmp_path / "promptgen-out" / "summary.csv")) == {"shout"}
 
 
+def test_a_link_out_of_the_folder_is_skipped_and_never_read(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """Issue 29 item 5d: a folder of prompts does not follow a symbolic link that leads
+    out of it (a file or a folder), as `${file:...}` refuses the same link; a link to a
+    file inside the folder is that file (run once)."""
+    fake, _ = server
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "shout.prompty").write_text(GOOD)
+    (folder / "same.prompty").symlink_to("shout.prompty")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "canary.prompty").write_text(GOOD.replace("Shout", "CANARY-5d"))
+    (folder / "leak.prompty").symlink_to(secret / "canary.prompty")
+    (folder / "elsewhere").symlink_to(secret)
+    result = promptgen(tmp_path, "prompts", "--dry-run", "--api-base", fake.url)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [ln.split()[1] for ln in lines if ln.startswith("  run ")] == ["prompts/same.prompty"]
+    assert [ln for ln in lines if ln.startswith("  skip ")] == [
+        f"  skip   prompts/elsewhere: a symbolic link to {secret}, outside prompts: not followed",
+        f"  skip   prompts/leak.prompty: a symbolic link to {secret / 'canary.prompty'}, "
+        "outside prompts: not followed",
+    ]
+    assert "CANARY-5d" not in result.stdout + result.stderr
+    assert fake.requests == []
+
+
+def test_the_filesystem_root_is_no_folder_of_prompts(tmp_path: Path) -> None:
+    """Issue 29 item 5c: `promptgen run /` walked the whole machine into /proc and ended
+    in an internal error; the root is refused in one line, exit 2."""
+    result = promptgen(tmp_path, "run", "/")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "promptgen: error: /: the filesystem's root is not a folder of prompts "
+        "(give the folder that holds your prompts)\n"
+    )
+
+
 def test_globs_are_expanded_even_when_quoted(
     server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
 ) -> None:

@@ -176,6 +176,26 @@ def test_groundtruth_candidates_are_fresh_variants_asked_at_once(
     assert run.metrics["accuracy"].score == 75
 
 
+def test_a_failed_candidate_beside_an_accepted_one_fails_no_run(
+    server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
+) -> None:
+    """The settled test's failed candidate is never asked again, so it is no work left:
+    neither this run nor a re-run exits 3 for it (the gate counts outstanding work)."""
+    fake, responder = server
+    responder.failing_models = {"oracle": 2}  # two of the four candidates fail
+    args = ("--models", "m1", "--max-tests-to-run", "1", "--groundtruth-model", "oracle")
+    first = evaluate(tmp_path, fake, *args, "--groundtruth-retries", "3")
+    ctx = load_context(tmp_path / "out" / "context.json")
+    failed = [a.error for a in ctx.groundtruth if a.error]
+    assert failed == ["oracle: Error code: 400 - fake error 400 (HTTP 400, 1 attempt(s))"] * 2
+    assert [t.groundtruth_status for t in ctx.tests if t.groundtruth_status] == ["ok"]
+    assert first.returncode == 0, first.stderr
+    before = len(fake.requests)
+    again = evaluate(tmp_path, fake, *args, "--groundtruth-retries", "3")
+    assert again.returncode == 0, again.stderr
+    assert len(fake.requests) == before  # nothing was left to ask
+
+
 def test_groundtruth_never_good_enough_is_invalid(
     server: tuple[FakeLLM, PipelineResponder], tmp_path: Path
 ) -> None:

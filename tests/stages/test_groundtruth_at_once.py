@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.context import Context
+from promptgen.gate import Failures, evaluation_failures
 from promptgen.llm import LLM, RetryPolicy, load_settings
 from promptgen.stages import groundtruth
 from tests.conftest import OPEN_GATEWAYS
@@ -167,6 +168,24 @@ def test_an_accepted_candidate_settles_the_test_despite_a_failed_one(tmp_path: P
     assert (test.groundtruth, test.groundtruth_status) == ("candidate 0", "ok")
     assert ctx.groundtruth[1].error == "openai/default: empty answer"
     assert ctx.stage("groundtruth").failures == {}
+    # Nothing is left to retry, so the failed candidate fails no run: exit 0, not 3.
+    cfg = config(ctx, llm, evaluation=THREE, models=MODELS)
+    assert groundtruth.todo(ctx, cfg) == []
+    assert evaluation_failures(ctx, cfg) == Failures(calls=3, failed=0)
+
+
+def test_a_failed_candidate_of_an_unsettled_test_still_fails_the_run(tmp_path: Path) -> None:
+    responder = Candidates([60, 70, 95])
+    responder.empty = {2}
+    with FakeLLM(responder=responder) as fake:
+        llm = gateway(fake, tmp_path)
+        ctx = context(rules=1, tests=1)
+        run_stage(fake, llm, ctx, THREE)
+    cfg = config(ctx, llm, evaluation=THREE, models=MODELS)
+    assert evaluation_failures(ctx, cfg).said(0.0).one_line() == (
+        "1 of 3 evaluation calls failed (33.3% > 0.0% allowed by --fail-on-error), "
+        "e.g. openai/default: empty answer (re-run the same command to retry only those)"
+    )
 
 
 def test_a_rerun_with_the_cache_asks_nothing(tmp_path: Path) -> None:
