@@ -67,6 +67,19 @@ class Opt:
 
 # Calls in flight per model: more than this is a typo, not a plan (docs/options.md).
 MAX_CONCURRENCY = 1024
+# The largest count each option accepts: past it the run is a typo, not a plan, and would
+# grow without bound before any model call (docs/options.md, "Checked before anything runs").
+MAX_RULES = 1_000
+MAX_TESTS_PER_RULE = 100
+MAX_ROUNDS = 100
+"""--test-generations and --test-expansions."""
+MAX_RUNS_PER_TEST = 1_000
+MAX_TESTS = 100_000
+"""--max-tests-to-run, --filter-tests and --test-samples-count."""
+MAX_RETRIES = 100
+"""--groundtruth-retries."""
+MAX_MUTANTS = 1_000
+"""`promptgen mutate --mutants` and `--llm-mutants`."""
 
 
 def check_api_base(value: str) -> str:
@@ -141,17 +154,17 @@ class Generation(_Group):
 
     max_rules: Annotated[
         int | None,
-        Field(ge=1),
+        Field(ge=1, le=MAX_RULES),
         Opt("Output rules kept (all: no limit).", key="maxRules", presets=(6, 10, 20, 50)),
     ] = None
     tests_per_rule: Annotated[
         int,
-        Field(ge=1),
+        Field(ge=1, le=MAX_TESTS_PER_RULE),
         Opt("Tests per rule and scenario.", key="testsPerRule", presets=(1, 2, 3, 3)),
     ] = 2
     max_rules_per_test_generation: Annotated[
         int,
-        Field(ge=1),
+        Field(ge=1, le=MAX_RULES),
         Opt(
             "Rules per test-generation call.",
             key="maxRulesPerTestGeneration",
@@ -177,12 +190,12 @@ class Generation(_Group):
     ] = "auto"
     test_generations: Annotated[
         int,
-        Field(ge=1),
+        Field(ge=1, le=MAX_ROUNDS),
         Opt("Generation rounds per chunk of rules.", key="testGenerations", presets=(1, 1, 1, 2)),
     ] = 1
     test_expansions: Annotated[
         int,
-        Field(ge=0),
+        Field(ge=0, le=MAX_ROUNDS),
         Opt("Rounds that make each test harder.", key="testExpansions", presets=(0, 0, 1, 1)),
     ] = 0
     groundedness: Annotated[
@@ -235,7 +248,7 @@ class Generation(_Group):
     ] = False
     filter_tests: Annotated[
         int | None,
-        Field(ge=1),
+        Field(ge=1, le=MAX_TESTS),
         Opt("Save the N most important tests as tests.filtered.json.", key="filterTests"),
     ] = None
     vars: Annotated[
@@ -250,7 +263,7 @@ class Generation(_Group):
     ] = Field(default_factory=dict)
     test_samples_count: Annotated[
         int,
-        Field(ge=0),
+        Field(ge=0, le=MAX_TESTS),
         Opt(
             "Author's test samples shown to the generation prompts as examples.",
             key="testSamplesCount",
@@ -279,12 +292,12 @@ class Evaluation(_Group):
     ] = True
     runs_per_test: Annotated[
         int,
-        Field(ge=1),
+        Field(ge=1, le=MAX_RUNS_PER_TEST),
         Opt("Runs of each test on each model.", EVAL, key="runsPerTest", presets=(1, 1, 2, 3)),
     ] = 1
     max_tests_to_run: Annotated[
         int | None,
-        Field(ge=1),
+        Field(ge=1, le=MAX_TESTS),
         Opt(
             "Tests evaluated (all: no limit).",
             EVAL,
@@ -352,7 +365,7 @@ class Evaluation(_Group):
         Opt("Score (0-100) a groundtruth answer needs.", EVAL),
     ] = 80.0
     groundtruth_retries: Annotated[
-        int, Field(ge=0), Opt("Fresh answers asked below the threshold.", EVAL)
+        int, Field(ge=0, le=MAX_RETRIES), Opt("Fresh answers asked below the threshold.", EVAL)
     ] = 2
     test_ids: Annotated[
         list[str], Opt("Evaluate only these tests (set by --tests FILE).", flag=None)

@@ -127,7 +127,29 @@ def test_bounds_are_declared_once_and_hold_everywhere() -> None:
         Options(models=Models(api_base=""))
     assert bounds(BY_NAME["concurrency"]) == f"1-{MAX_CONCURRENCY}"
     schema = prompt_schema()["properties"]["runsPerTest"]["anyOf"][0]
-    assert schema == {"minimum": 1, "type": "integer"}
+    assert schema == {"minimum": 1, "maximum": 1000, "type": "integer"}
+
+
+def test_every_count_has_an_upper_bound() -> None:
+    """A count without one grew to 4 GB before "internal error" (--runs-per-test 10**12)."""
+    counts = {f.name: bounds(f) for f in OPTION_FIELDS if int in _types(f.annotation)}
+    assert counts == {
+        "max_rules": "1-1000",
+        "tests_per_rule": "1-100",
+        "max_rules_per_test_generation": "1-1000",
+        "test_generations": "1-100",
+        "test_expansions": "0-100",
+        "filter_tests": "1-100000",
+        "test_samples_count": "0-100000",
+        "runs_per_test": "1-1000",
+        "max_tests_to_run": "1-100000",
+        "groundtruth_retries": "0-100",
+        "concurrency": f"1-{MAX_CONCURRENCY}",
+    }
+
+
+def _types(annotation: object) -> set[object]:
+    return {annotation, *getattr(annotation, "__args__", ())}
 
 
 def test_the_saved_form_keeps_the_server_and_models_but_not_this_invocation() -> None:

@@ -18,6 +18,7 @@ from promptgen.cli.run import options_from_flags
 from promptgen.context import Context
 from promptgen.errors import PromptgenError
 from promptgen.mutate import MutationSettings, check, dry_plan, mutate_async
+from promptgen.options import MAX_MUTANTS, MAX_RUNS_PER_TEST
 from promptgen.progress import make_reporter, results_output
 from promptgen.report.files import write_reports
 from promptgen.report.mutation import MUTATION_FILE, mutation_markdown, score_rows, status_counts
@@ -39,16 +40,30 @@ def mutate(
         typer.Option("--models", help='Models under test: "a;b" or the flag repeated.'),
     ] = None,
     mutants: Annotated[
-        int, typer.Option("--mutants", min=1, help="Run at most N mutants (spread over operators).")
+        int,
+        typer.Option(
+            "--mutants",
+            min=1,
+            max=MAX_MUTANTS,
+            help="Run at most N mutants (spread over operators).",
+        ),
     ] = 20,
     llm_mutants: Annotated[
         int,
-        typer.Option("--llm-mutants", min=0, help="Mutants to ask of the rules model (0: none)."),
+        typer.Option(
+            "--llm-mutants",
+            min=0,
+            max=MAX_MUTANTS,
+            help="Mutants to ask of the rules model (0: none).",
+        ),
     ] = 4,
     runs_per_test: Annotated[
         int | None,
         typer.Option(
-            "--runs-per-test", min=1, help="Runs of each test (the noise is measured over them)."
+            "--runs-per-test",
+            min=1,
+            max=MAX_RUNS_PER_TEST,
+            help="Runs of each test (the noise is measured over them).",
         ),
     ] = None,
     api_base: Annotated[

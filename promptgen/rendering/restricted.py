@@ -38,9 +38,13 @@ from promptgen.rendering.restricted_ops import (
     ExpressionFailed,
     ExpressionRefused,
     ReModule,
+    build,
     check_method,
+    spending,
+    text_size,
 )
 
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes, complex})
 MAX_SOURCE_CHARS = 10_000
 MAX_AST_DEPTH = 100
 SECONDS = 1.0
@@ -104,6 +108,7 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
         )
         self.deadline = time.monotonic() + seconds
         self.seconds = seconds
+        self.checked: dict[int, Any] = {}
 
     def _eval(self, node: ast.AST) -> Any:
         if time.monotonic() > self.deadline:
@@ -123,18 +128,37 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):
             check_method(node.func.attr, owner, args, kwargs)
         return method(*args, **kwargs)
 
+    def _check_disallowed_items(self, item: Any) -> None:
+        """simpleeval's check that no forbidden function hides in a result, walking each
+        container once per evaluation (a list held a million times is read once; values
+        are never changed in place) and within the time budget."""
+        stack = [item]
+        while stack:
+            value = stack.pop()
+            if not isinstance(value, (list, tuple, set, frozenset, dict)):
+                super()._check_disallowed_items(value)
+                continue
+            if id(value) in self.checked:
+                continue
+            self.checked[id(value)] = value  # held, so its id is not reused
+            if time.monotonic() > self.deadline:
+                raise ExpressionRefused(f"the expression ran past its {self.seconds:g} s budget")
+            children = value.values() if isinstance(value, dict) else value
+            if not set(map(type, children)) <= _PLAIN:
+                stack.extend(c for c in children if type(c) not in _PLAIN)
+
     def _eval_formattedvalue(self, node: ast.FormattedValue) -> Any:
-        """An f-string field (`!r`, `!s`, `!a` applied): its width is sized before it is
-        formatted."""
+        """An f-string field (`!r`, `!s`, `!a` applied): its text and width are sized
+        before it is formatted."""
         value = self._eval(node.value)
-        if node.conversion == ord("s"):
-            value = str(value)
-        elif node.conversion == ord("r"):
+        conversion = chr(node.conversion) if node.conversion > 0 else "s"
+        build(text_size(value, conversion), "an f-string field")
+        if conversion == "r":
             value = repr(value)
-        elif node.conversion == ord("a"):
+        elif conversion == "a":
             value = ascii(value)
         if node.format_spec is None:
-            return value
+            return str(value)
         spec = str(self._eval(node.format_spec))
         if field_size(value, spec, MAX_STRING) > MAX_STRING:
             raise ExpressionRefused(f"a format width over {MAX_STRING:,} characters")
@@ -179,7 +203,8 @@ def _run(tree: ast.AST, source: str, names: Mapping[str, Any], seconds: float) -
     evaluator = _Evaluator(names, seconds)
     evaluator.expr = source
     try:
-        return evaluator._eval(tree)
+        with spending():
+            return evaluator._eval(tree)
     except ExpressionRefused:
         raise
     except simpleeval.InvalidExpression as err:

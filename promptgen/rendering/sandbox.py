@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import copy
 import functools
+import itertools
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -252,6 +253,18 @@ _SEQUENCE_FILTERS = {
     *("slice", "sort", "unique"),
 }
 _SAME = object()
+# Filters whose text may grow with case mapping; those that also split it into words.
+_CASE_FILTERS = {"capitalize", "lower", "title", "upper", "wordwrap", "wordcount", "urlize"}
+_CASE_FILTERS |= {"striptags", "trim", "truncate"}
+# What splits words: Jinja's title() splits at [-\s({[<], textwrap at spaces and hyphens.
+_SEPARATORS = "-({[< \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+_SEPARATORS += "".join(chr(c) for c in range(0x2000, 0x200B))
+
+
+def _separators(text: str) -> int:
+    """How many characters of `text` may start a new word (an upper bound, no list)."""
+    chars = _SEPARATORS if not text.isascii() else _SEPARATORS[:11]
+    return sum(text.count(c) for c in chars)
 
 
 def _length(value: Any) -> int:
@@ -283,6 +296,25 @@ def _size_filter(name: str, value: Any, rest: tuple[Any, ...], kwargs: dict[str,
         spent.build(percent_size(str(value), kwargs or rest), "a formatted string")
     elif name == "replace":
         spent.build(METHOD_CHARS["replace"](str(value), rest, kwargs), "a replaced string")
+    elif name in _CASE_FILTERS and isinstance(value, str):
+        grows = 1 if value.isascii() else 3  # 'ß'.upper() is 'SS', some letters give 3
+        spent.build(len(value) * grows, f"a string with {name}")
+        if name in ("title", "wordwrap", "wordcount", "urlize", "striptags"):
+            spent.items(2 * _separators(value) + 1, f"a list of words with {name}")
+    elif name == "urlencode":
+        text = value if isinstance(value, str) else None
+        size = _length(value) * (3 if text is not None and text.isascii() else 12)
+        spent.build(size, "a URL-encoded string")  # %XX per UTF-8 byte
+    elif name in ("e", "escape", "forceescape", "xmlattr"):
+        spent.build(_length(value) * 6, "an escaped string")  # '&' -> '&amp;'
+    elif name == "sum":
+        start = options.get("start", 0)
+        if isinstance(start, (list, tuple)):
+            items = _items(value)
+            spent.items(len(start) + sum(len(i) for i in items if hasattr(i, "__len__")))
+            if options.get("attribute") is None and all(type(i) is type(start) for i in items):
+                return [type(start)(itertools.chain.from_iterable(items))]  # one copy, not n
+            return items
     elif name in ("batch", "slice"):
         count = options.get("linecount", options.get("slices", 0))
         if name == "slice" or options.get("fill_with") is not None:
@@ -302,6 +334,7 @@ _PARAMS = {
     "batch": ("linecount", "fill_with"),
     "slice": ("slices", "fill_with"),
     "tojson": ("indent",),
+    "sum": ("attribute", "start"),
 }
 
 

@@ -74,6 +74,17 @@ BAD_FLAGS: list[tuple[list[str], str]] = [
     (["--metric", ""], "is empty"),
     (["--check", ""], "is empty"),
     (["--concurrency", "abc"], "valid integer"),
+    # Counts past their bound (they grew to 4 GB, then "internal error").
+    (["--runs-per-test", "1000000000000"], "must be at most 1000 (accepted: 1-1000)"),
+    (["--tests-per-rule", "100000000"], "must be at most 100 (accepted: 1-100)"),
+    (["--max-rules", "1001"], "must be at most 1000 (accepted: 1-1000)"),
+    (["--max-rules-per-test-generation", "1001"], "must be at most 1000"),
+    (["--test-generations", "101"], "must be at most 100 (accepted: 1-100)"),
+    (["--test-expansions", "101"], "must be at most 100 (accepted: 0-100)"),
+    (["--max-tests-to-run", "100001"], "must be at most 100000 (accepted: 1-100000)"),
+    (["--filter-tests", "100001"], "must be at most 100000"),
+    (["--test-samples-count", "100001"], "must be at most 100000 (accepted: 0-100000)"),
+    (["--groundtruth-retries", "101"], "must be at most 100 (accepted: 0-100)"),
 ]
 
 
@@ -211,6 +222,8 @@ def _file(path: Path, text: str) -> Path:
         ("maxRules: -3", "maxRules", "greater than or equal to 1"),
         ("filterTests: 0", "filterTests", "greater than or equal to 1"),
         ("testExpansions: -1", "testExpansions", "greater than or equal to 0"),
+        ("runsPerTest: 1000000000000", "runsPerTest", "less than or equal to 1000"),
+        ("testsPerRule: 100000000", "testsPerRule", "less than or equal to 100"),
         ('effort: ""', "effort", "'min', 'low', 'medium' or 'high'"),
     ],
 )
@@ -220,6 +233,22 @@ def test_a_bad_frontmatter_value_names_key_file_and_line(
     path = write("p.prompty", f"---\nname: p\n{line}\n---\nuser:\nhi {{{{a}}}}\n")
     code, out, err = cli(str(path), "--dry-run")
     _assert_refused(code, out, err, f"{path}:3:", f"'{key}'", text)
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["--mutants", "1001"], "'--mutants': Input should be less than or equal to 1000"),
+        (["--llm-mutants", "1001"], "'--llm-mutants': Input should be less than or equal to 1000"),
+        (["--runs-per-test", "1000000000000"], "'--runs-per-test': Input should be less than"),
+    ],
+)
+def test_mutate_counts_have_upper_bounds(
+    cli: Callable[..., tuple[int, str, str]], fake: FakeLLM, args: list[str], text: str
+) -> None:
+    code, out, err = cli("mutate", SAMPLE, "--models", "m1", "--api-base", fake.url, *args)
+    _assert_refused(code, out, err, text)
+    assert fake.requests == []
 
 
 def test_frontmatter_values_built_in_code_are_checked_when_resolved() -> None:

@@ -218,3 +218,39 @@ def test_cli_refuses_with_one_line(name: str, cli_results: dict[str, object]) ->
     assert stderr.startswith(f"promptgen: error: {path}:5: ")
     assert text in stderr
     assert result.stdout == ""
+
+
+# Filters that build text or split it into words, sized before they run (the first grew
+# to 1.9 GB, the second to 1.05 GB before the refusal).
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        (
+            "{{ ('x '*12000000)|title }}",
+            "template builds a list of words with title of 24,000,001 items (limit 1,000,000)",
+        ),
+        (
+            "{{ ('\U0001f600'*20000000)|urlencode }}",
+            "template builds a URL-encoded string of 240,000,000 characters or more "
+            "(limit 25,000,000)",
+        ),
+    ],
+)
+def test_text_filters_are_sized_before_they_run(template: str, message: str) -> None:
+    start = time.monotonic()
+    with pytest.raises(TemplateSecurityError) as err:
+        render_template(template, {}, engine="jinja2")
+    assert str(err.value) == message
+    assert time.monotonic() - start < 0.8
+
+
+def test_sized_filters_within_bounds_give_jinjas_results() -> None:
+    values = {"parts": [[0]] * 100_000}
+    start = time.monotonic()  # Python's sum copies the total at each step: 8 s here
+    assert render_template("{{ (parts|sum(start=[]))|length }}", values, engine="jinja2") == (
+        "100000"
+    )
+    assert time.monotonic() - start < 1.0
+    assert render_template("{{ 'ab cd-ef'|title }} {{ 'é'|urlencode }}", {}, engine="jinja2") == (
+        "Ab Cd-Ef %C3%A9"
+    )

@@ -84,6 +84,55 @@ def test_huge_numbers_and_sequences_are_refused_before_they_are_built(
     assert reason in refused(source)
 
 
+# One call each (sum, str, an f-string, a product of nested lists): sized from the
+# operands before it runs, so the refusal comes at once, not after 30 s or 4 GB.
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("sum([[0]*1000000]*1000000, [])", "a sequence of 1,000,001,000,000 items"),
+        ("[[0]*1000000]*1000000", "a sequence of 1,000,001,000,000 items"),
+        ("str([[0]*1000000]*1000000)", "a sequence of 1,000,001,000,000 items"),
+        ("[[0]*1000]*1000", "a sequence of 1,001,000 items"),
+        (
+            "str(['x'*1000000]*1000)",
+            "str() of a text of 1,002,018 items or characters (at most 1,000,000)",
+        ),
+        ("f'{[\"x\"*1000000]*1000}'", "an f-string field of 1,002,018 items or characters"),
+        ("f'{[\"x\"*100000]*1000!r}'", "an f-string field of 1,002,036 items or characters"),
+        ("f'{[\"é\"*100000]*10!a}'", "an f-string field of 10,000,560 items or characters"),
+        ("'-'.join({'x' * 999999, 'y' * 999999})", "str.join() would build 1,999,999 characters"),
+        (
+            "['x'*1000000 for i in range(100)]",
+            "the expression builds more than 10,000,000 items and characters in all",
+        ),
+    ],
+)
+def test_single_calls_are_sized_before_they_run(source: str, reason: str) -> None:
+    start = time.monotonic()
+    message = refused(source)
+    assert reason in message
+    assert time.monotonic() - start < 0.9, f"{source!r} refused too late"
+
+
+def test_sum_of_lists_in_the_data_is_sized_before_it_runs() -> None:
+    data = {"x": [[0] * 1000] * 2000}  # Python's sum would copy 2 billion items
+    start = time.monotonic()
+    assert refused("sum(x, [])", data) == (
+        "sum() of a sequence of 2,000,000 items or characters (at most 1,000,000)"
+    )
+    assert time.monotonic() - start < 0.5
+
+
+def test_sized_calls_within_bounds_give_pythons_results() -> None:
+    assert evaluate("sum([[1, 2], [3]], [])") == [1, 2, 3]
+    assert evaluate("sum([(1,), (2,)], ())") == (1, 2)
+    assert evaluate("sum([1, 2.5])") == 3.5
+    assert evaluate("str([[0] * 2] * 2)") == "[[0, 0], [0, 0]]"
+    assert evaluate("f'{x!r}-{[1]}-{x:>4}'", {"x": "é"}) == "'é'-[1]-   é"
+    with pytest.raises(ExpressionFailed, match=r'can only concatenate list \(not "tuple"\)'):
+        evaluate("sum([[1], (2,)], [])")
+
+
 @pytest.mark.parametrize(
     "source",
     [
