@@ -1,11 +1,14 @@
 """Model output faults are data, not answers (docs/llm.md, docs/metrics.md).
 
-In process: a model under test that answers "" gets a TestRun flagged with its fault,
-never judged, not cached, and asked again by a re-run; one cut off at the token limit
-(finish_reason "length") gave the prompt's answer as deployed: judged as it came back
-and marked `cut_off`. End to end: the whole pipeline against ../shared/tools/mockllm.py with 20 %
+In process: a faulty reply (empty, or cut off at the token limit) is first asked again
+as the same request; only a well-formed answer that fails validation gets a repair turn.
+A model under test that answers "" again gets a TestRun flagged with its fault, never
+judged, not cached, and asked again by a re-run; one cut off again (finish_reason
+"length") gave the prompt's answer as deployed: judged as it came back and marked
+`cut_off`. End to end: the whole pipeline against ../shared/tools/mockllm.py with 20 %
 mixed faults finishes within a few runs of the same command, loses no cell, and never
-judges a faulty output (skips when ../shared is absent).
+judges a faulty output; with transient faults it ends as the run without them (skips
+when ../shared is absent).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -25,8 +28,11 @@ from promptgen import load_context
 from promptgen.config import build_config
 from promptgen.context import Context
 from promptgen.gate import Failures, evaluation_failures
-from promptgen.llm import LLM, RetryPolicy, load_settings
-from promptgen.llm.types import FAULT_TEXT
+from promptgen.llm import LLM, RetryPolicy, load_settings, replies
+from promptgen.llm.backend import Backend, BackendPolicy
+from promptgen.llm.negotiate import negotiate
+from promptgen.llm.replies import FAULT_RETRIES, mended
+from promptgen.llm.types import FAULT_TEXT, ChatRequest, RawReply
 from promptgen.report.files import write_reports
 from promptgen.report.junit import junit_xml
 from promptgen.report.overview import overall_compliance, overview
@@ -105,6 +111,9 @@ def test_empty_outputs_are_flagged_not_judged_and_cut_off_ones_are_judged(
         found[f"review number {i}"].test_id for i in (1, 2, 3)
     )
     assert schema_names(fake).count("ComplianceVerdict") == 3
+    # Each faulty reply was asked again once as the same request (this model faults again).
+    asked = [json.dumps(b["messages"]) for b in fake.requests if b["model"] == "model-a"]
+    assert [sum(f"review number {i}" in m for m in asked) for i in range(4)] == [2, 2, 1, 1]
     record = ctx.stage("runs")
     assert list(record.failures) == [runs.cell_key(*empty.key)]
     # Reports: the empty one flagged, in no rate, an <error> in JUnit; the cut one said.
@@ -166,24 +175,104 @@ def test_only_failures_a_rerun_would_retry_fail_the_run() -> None:
     assert evaluation_failures(ctx, cfg) == Failures(3, 1, "openai/gone: 503")
 
 
-def test_a_cut_off_structured_answer_is_never_accepted(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    """Valid JSON with finish_reason "length" goes to the repair turn like invalid JSON."""
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+def test_a_faulty_reply_is_asked_again_as_the_same_request(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """An empty or cut-off reply is a transient fault: the same request once more (so a
+    deterministic server answers as without the fault), before any repair turn."""
+    assert RetryPolicy().fault_retries == FAULT_RETRIES == 1
     llm = make_llm(fake_llm, tmp_path)
-    fake_llm.queue(finished_reply('{"answer": "fine"}', "length"), '{"answer": "whole"}')
-    schema = {
-        "type": "object",
-        "properties": {"answer": {"type": "string"}},
-        "required": ["answer"],
-    }
-    result = run(llm.complete([{"role": "user", "content": "q"}], model="m", output=schema))
-    assert result.ok and result.parsed == {"answer": "whole"} and len(fake_llm.requests) == 2
-    repair = fake_llm.requests[1]["messages"][-1]["content"]
+    fake_llm.queue(finished_reply(" ", "stop"), "The whole answer.")
+    result = run(llm.complete([{"role": "user", "content": "q"}], model="m"))
+    assert (result.ok, result.text, result.fault, result.attempts) == (
+        True, "The whole answer.", None, 2
+    )  # fmt: skip
+    assert (result.usage.calls, len(fake_llm.requests)) == (2, 2)
+    assert fake_llm.requests[0] == fake_llm.requests[1]
+    # A structured answer cut off: asked again as it was, not repaired.
+    fake_llm.reset()
+    fake_llm.queue(finished_reply('{"answer": "fi', "length"), '{"answer": "fine"}')
+    result = run(llm.complete([{"role": "user", "content": "q2"}], model="m", output=SCHEMA))
+    assert (result.ok, result.parsed, len(fake_llm.requests)) == (True, {"answer": "fine"}, 2)
+    assert fake_llm.requests[0] == fake_llm.requests[1]
+    # A well-formed answer that fails validation gets the repair turn at once.
+    fake_llm.reset()
+    fake_llm.queue('{"other": "x"}', '{"answer": "fixed"}')
+    result = run(llm.complete([{"role": "user", "content": "q3"}], model="m", output=SCHEMA))
+    assert (result.ok, result.parsed, len(fake_llm.requests)) == (True, {"answer": "fixed"}, 2)
+    assert len(fake_llm.requests[1]["messages"]) == len(fake_llm.requests[0]["messages"]) + 2
+    # An answer empty twice stays a fault.
+    fake_llm.reset()
+    fake_llm.queue(finished_reply("", "stop"), finished_reply("", "stop"))
+    result = run(llm.complete([{"role": "user", "content": "q4"}], model="m"))
+    assert (result.ok, result.fault, result.error, len(fake_llm.requests)) == (
+        False, "empty", f"m: {FAULT_TEXT['empty']}", 2
+    )  # fmt: skip
+
+
+class RunsToTheLimit:
+    """A backend whose every reply is cut off at the token limit."""
+
+    def __init__(self, deterministic: bool) -> None:
+        self.policy = BackendPolicy(
+            concurrency=1, cancellable=True, structured_mode="negotiate",
+            uses_api_base=False, per_loop=False, deterministic=deterministic,
+        )  # fmt: skip
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest, mode: str) -> RawReply:
+        self.calls += 1
+        return RawReply(text="cut", completion_tokens=5, finish_reason="length")
+
+
+@pytest.mark.parametrize(("deterministic", "asked"), [(False, 2), (True, 1)])
+def test_a_deterministic_backend_is_not_asked_again(
+    fake_llm: FakeLLM, tmp_path: Path, deterministic: bool, asked: int
+) -> None:
+    """The embedded model answers the same request the same way: no retry for a fault."""
+    llm = make_llm(fake_llm, tmp_path)
+    backend = RunsToTheLimit(deterministic)
+    request = ChatRequest(model="m", messages=[{"role": "user", "content": "q"}])
+
+    async def ask() -> Any:
+        return await negotiate(llm, cast(Backend, backend), "m", request, "text")
+
+    reply, usage, attempts, error = run(ask())
+    assert (reply.fault, error, backend.calls, attempts) == ("truncated", None, asked, asked)
+    assert (usage.calls, usage.completion_tokens) == (asked, 5 * asked)
+
+
+def test_a_request_with_choices_asked_again_keeps_each_whole_choice() -> None:
+    def reply(*texts: str) -> RawReply:
+        choices = [RawReply(text=t, finish_reason="stop") for t in texts]
+        return RawReply(text=texts[0], finish_reason="stop", choices=choices)
+
+    first, again = reply("a", "", "c"), reply("", "b", "")
+    assert replies.faulty(first) and replies.faulty(again) and not replies.faulty(reply("a", "b"))
+    got = mended(first, again)
+    assert (got.text, [c.text for c in got.choices]) == ("a", ["a", "b", "c"])
+
+
+def test_a_cut_off_structured_answer_is_never_accepted(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Valid JSON with finish_reason "length", again on the retry of the same request,
+    goes to the repair turn like invalid JSON."""
+    llm = make_llm(fake_llm, tmp_path)
+    cut = finished_reply('{"answer": "fine"}', "length")
+    fake_llm.queue(cut, cut, '{"answer": "whole"}')
+    result = run(llm.complete([{"role": "user", "content": "q"}], model="m", output=SCHEMA))
+    assert result.ok and result.parsed == {"answer": "whole"} and len(fake_llm.requests) == 3
+    assert fake_llm.requests[0] == fake_llm.requests[1]
+    repair = fake_llm.requests[2]["messages"][-1]["content"]
     assert "cut off at the token limit" in repair
     fake_llm.reset()
-    fake_llm.queue(*[finished_reply('{"answer": "fine"}', "length")] * 2)
-    result = run(llm.complete([{"role": "user", "content": "q2"}], model="m", output=schema))
+    fake_llm.queue(*[cut] * 4)  # the repair turn's cut-off answer is asked again too
+    result = run(llm.complete([{"role": "user", "content": "q2"}], model="m", output=SCHEMA))
     assert not result.ok and result.parsed is None and result.fault == "truncated"
-    assert "cut off" in (result.error or "")
+    assert "cut off" in (result.error or "") and len(fake_llm.requests) == 4
+    assert fake_llm.requests[2] == fake_llm.requests[3]
 
 
 def test_a_faulty_groundtruth_answer_is_not_accepted(
@@ -259,7 +348,7 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
         check_no_faulty_output_judged(ctx)
         if result.returncode == 0:
             break
-    assert codes[-1] == 0 and len(codes) > 1, (codes, result.stderr)
+    assert codes[-1] == 0, (codes, result.stderr)
     assert time.monotonic() - started < 60
 
     # Nothing lost: every planned cell has exactly one run, every test its rule.
@@ -273,14 +362,15 @@ def test_the_pipeline_survives_mixed_faults(mock_server: tuple[str, Path], tmp_p
     # The tests evaluated (valid, not flagged, within maxTestsToRun) all have a reference.
     evaluated = eval_tests(ctx, cfg)
     assert all(t.groundtruth_status is not None for t in evaluated)
-    # Every empty reply the mock sent a model under test was flagged as such (a failed
-    # cell is asked once per run, so each fault shows in the run that got it); every
-    # cut-off one ("garbage": finish_reason length) is a judged answer marked cut_off.
+    # Every empty or cut-off reply ("garbage": finish_reason length) the mock sent a model
+    # under test was asked again as the same request: only a reply faulty twice in a row
+    # is recorded, as a fault when the second was empty, else as a judged answer marked
+    # cut_off. So each recorded one took two of the faulty replies sent, most took none.
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     to_models = [e["fault"] for e in entries if e["model"] in ("a", "b")]
     assert {"empty", "garbage"} <= set(to_models), "the seed should fault some such calls"
-    assert sorted(flagged) == ["empty"] * to_models.count("empty")
-    assert len(cut_off) == to_models.count("garbage")
+    sent = to_models.count("empty") + to_models.count("garbage")
+    assert set(flagged) <= {"empty"} and 2 * (len(flagged) + len(cut_off)) < sent
     assert all(r.metrics for r in ctx.test_runs if r.cut_off)
 
 
@@ -292,3 +382,57 @@ def check_no_faulty_output_judged(ctx: Context) -> None:
             assert run_.fault is None and (run_.output or "").strip(), run_
         if run_.fault is not None:
             assert run_.metrics == {} and run_.error, run_
+
+
+# ~20 % transient faults: empty and cut-off replies, rate limits and server errors.
+TRANSIENT = ["--fail-429", "0.05", "--fail-500", "0.05"]
+TRANSIENT += ["--fail-garbage", "0.05", "--fail-empty", "0.05"]
+
+
+def test_transient_faults_change_nothing(tmp_path: Path) -> None:
+    """Against a deterministic server (identical requests, identical answers; faults drawn
+    per attempt), the run with transient faults, re-run until it is done, ends with the
+    rules, tests, runs and verdicts of the run without faults."""
+    args = ["samples/classify-sentiment.prompty", "--effort", "min", "--models", "a;b"]
+    # One run per test: no two requests the same, so the mock's faults are drawn the same
+    # way whatever order the calls arrive in.
+    args += ["--runs-per-test", "1", "--groundtruth", "--keep-unsafe", "-q"]
+    found = []
+    for name, faults in (("clean", []), ("faulty", TRANSIENT)):
+        tmp = tmp_path / name
+        log = tmp / "requests.jsonl"
+        tmp.mkdir()
+        with mockllm(*faults, "--seed", "5", "--retry-after", "0.05", "--log", str(log)) as url:
+            codes = []
+            for _ in range(MAX_RUNS):
+                result = promptgen(tmp, *args, "--api-base", url, "--out", str(tmp / "out"))
+                codes.append(result.returncode)
+                assert result.returncode in (0, 3), result.stderr
+                if result.returncode == 0:
+                    break
+        assert codes[-1] == 0, (codes, result.stderr)
+        found.append(outcome(load_context(tmp / "out" / "context.json")))
+        drawn = [json.loads(line)["fault"] for line in log.read_text().splitlines()]
+    clean, faulty = found
+    assert {"429", "500", "garbage", "empty"} <= set(drawn), "the seed should draw every fault"
+    assert clean["runs"] and clean["verdicts"]
+    for part in clean:
+        assert faulty[part] == clean[part], part
+
+
+def outcome(ctx: Context) -> dict[str, list[Any]]:
+    """What a run concluded, by content: rules, test inputs, run outputs, verdicts."""
+    inputs = {t.id: json.dumps(t.inputs, sort_keys=True) for t in ctx.tests}
+    return {
+        "rules": sorted(r.text for r in ctx.rules),
+        "tests": sorted(inputs.values()),
+        "groundtruth": sorted((inputs[t.id], t.groundtruth or "") for t in ctx.tests),
+        "runs": sorted(
+            (inputs[r.test_id], r.model, r.run_index, r.output or "", r.cut_off, r.fault or "")
+            for r in ctx.test_runs
+        ),
+        "verdicts": sorted(
+            (inputs[m.test_id], m.model, m.run_index, m.metric, m.judge or "", m.outcome or "")
+            for m in ctx.metric_results
+        ),
+    }

@@ -34,6 +34,9 @@ class BackendPolicy:
         `batch_api(model)` says for which models (None: not for this one).
     small: whether its models are small: generation then cuts its work into one-item
         calls (`--stepwise auto`, docs/stages.md).
+    deterministic: whether the same request always gets the same reply (the embedded
+        model: a fixed seed, in process): a faulty reply is then not asked again, the
+        retry could only repeat it (`RetryPolicy.fault_retries`).
     """
 
     concurrency: int | None
@@ -43,6 +46,7 @@ class BackendPolicy:
     per_loop: bool
     batch: bool = False
     small: bool = False
+    deterministic: bool = False
 
 
 class Backend(Protocol):

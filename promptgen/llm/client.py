@@ -1,9 +1,11 @@
 """The one LLM gateway: `await llm.complete(messages, model=..., output=...)`.
 
 It owns alias resolution, the response cache, per-model concurrency limits, retries
-with backoff (honouring Retry-After), structured output with one repair turn, and
-usage accounting. Failures come back as data (`Completion.error`), never raised
-through the run; only configuration problems (unknown model, missing key) raise.
+with backoff (honouring Retry-After), a faulty reply (empty or cut off) asked again as
+the same request, structured output with one repair turn for a well-formed answer that
+fails validation, and usage accounting. Failures come back as data (`Completion.error`),
+never raised through the run; only configuration problems (unknown model, missing key)
+raise.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from promptgen.llm.cache import ResponseCache
 from promptgen.llm.choices import candidates
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
-from promptgen.llm.negotiate import negotiate
+from promptgen.llm.negotiate import again_if_faulty, negotiate
 from promptgen.llm.replies import (
     RetryPolicy,
     parse,
@@ -435,9 +437,11 @@ class LLM:
         first: Attempt | None = None,
     ) -> Completion:
         mode = self._mode(backend, model_id, request)
-        reply, usage, attempts, error = first or await self._call_negotiating(
-            backend, model_id, request, mode
-        )
+        if first is None:
+            first = await self._call_negotiating(backend, model_id, request, mode)
+        else:  # a batch's line: a faulty one is asked again as a normal call
+            first = await again_if_faulty(self, backend, model_id, request, mode, first)
+        reply, usage, attempts, error = first
         if error is not None or reply is None:
             return Completion(
                 text=None, model=model_id, usage=usage, attempts=attempts, error=error

@@ -148,6 +148,7 @@ class LocalBackend:
         uses_api_base=False,
         per_loop=False,
         small=True,  # 0.5B and 1.5B parameters
+        deterministic=True,  # a fixed seed by default (`chat`)
     )
 
     @classmethod

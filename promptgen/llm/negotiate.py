@@ -1,6 +1,7 @@
 """One call to a backend, as the gateway makes it: the structured-output mode stepped
-down when a server refuses it (HTTP 400), and transient failures retried with backoff
-(honouring Retry-After) inside the model's concurrency slot."""
+down when a server refuses it (HTTP 400), transient failures retried with backoff
+(honouring Retry-After) inside the model's concurrency slot, and a faulty reply (empty
+or cut off) asked again as the same request (`RetryPolicy.fault_retries`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Protocol
 from promptgen.llm.backend import Backend
 from promptgen.llm.batcher import Attempt
 from promptgen.llm.limits import Limits
-from promptgen.llm.replies import RetryPolicy, with_schema
+from promptgen.llm.replies import RetryPolicy, faulty, mended, with_schema
 from promptgen.llm.types import CallError, ChatRequest, RawReply
 from promptgen.results import Usage
 
@@ -34,7 +35,39 @@ class Gateway(Protocol):
 async def negotiate(
     llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
 ) -> Attempt:
-    """Call; if the server refuses the structured-output mode (HTTP 400), step down."""
+    """Call; if the server refuses the structured-output mode (HTTP 400), step down; a
+    faulty reply is asked again (`again_if_faulty`)."""
+    first, mode = await _negotiate(llm, backend, model_id, request, mode)
+    return await again_if_faulty(llm, backend, model_id, request, mode, first)
+
+
+async def again_if_faulty(
+    llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str, first: Attempt
+) -> Attempt:
+    """A reply that is empty or cut off (any of its choices) is a transient fault: the same
+    request is asked again, up to `fault_retries` times, so a deterministic server answers
+    as it would have without the fault. What the last ask left faulty stays so (the caller
+    repairs it, keeps it or records the fault); a retry that fails keeps the faulty reply.
+    Every ask counts in the usage and the attempts. A deterministic backend (the embedded
+    model) is not asked again: it would repeat the fault."""
+    reply, usage, attempts, error = first
+    retries = 0 if backend.policy.deterministic else llm.retry.fault_retries
+    for _ in range(retries):
+        if reply is None or not faulty(reply):
+            break
+        (again, more, tries, _failed), mode = await _negotiate(
+            llm, backend, model_id, request, mode
+        )
+        usage, attempts = usage + more, attempts + tries
+        if again is not None:
+            reply = mended(reply, again)
+    return reply, usage, attempts, error
+
+
+async def _negotiate(
+    llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
+) -> tuple[Attempt, str]:
+    """One ask, stepping down the structured-output mode; the mode it ended in."""
     total_attempts = 0
     while True:
         sent = request
@@ -51,7 +84,7 @@ async def negotiate(
                 cost=reply.cost or 0.0,
                 calls=1,
             )
-            return reply, usage, total_attempts, None
+            return (reply, usage, total_attempts, None), mode
         assert err is not None
         if err.status == 400 and mode in MODES[:-1]:
             mode = MODES[MODES.index(mode) + 1]
@@ -59,7 +92,7 @@ async def negotiate(
             continue
         where = f"HTTP {err.status}, " if err.status else ""
         message = f"{model_id}: {err.message} ({where}{total_attempts} attempt(s))"
-        return None, Usage(calls=1), total_attempts, message
+        return (None, Usage(calls=1), total_attempts, message), mode
 
 
 async def call_with_retries(

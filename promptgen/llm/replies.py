@@ -4,7 +4,7 @@ functions of their arguments, kept apart from the gateway's state (client.py).""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from promptgen.llm import structured
@@ -12,10 +12,16 @@ from promptgen.llm.types import FAULT_TEXT, ChatRequest, Completion, RawReply
 from promptgen.results import Usage
 from promptgen.secrets import REDACTED
 
+# How many times a faulty reply (empty, or cut off at the token limit) is asked again as
+# the same request before it counts: a fault is transient, and the same request gets the
+# answer a deterministic server would have given without it (docs/llm.md).
+FAULT_RETRIES = 1
+
 
 @dataclass
 class RetryPolicy:
     max_attempts: int = 4
+    fault_retries: int = FAULT_RETRIES
     base_delay: float = 0.5
     max_delay: float = 20.0
     max_retry_after: float = 60.0
@@ -39,6 +45,23 @@ def text_completion(reply: RawReply, model_id: str, usage: Usage, attempts: int)
         finish_reason=reply.finish_reason,
         fault=fault,
     )
+
+
+def faulty(reply: RawReply) -> bool:
+    """Whether the reply, or any of its choices (a request with `n`), is not a whole answer."""
+    return reply.fault is not None or any(c.fault is not None for c in reply.choices)
+
+
+def mended(first: RawReply, again: RawReply) -> RawReply:
+    """The reply of the same request asked again after `first` was faulty: with several
+    choices, each is `first`'s where that one was whole, `again`'s otherwise."""
+    if not first.choices or not again.choices:
+        return again
+    kept = [
+        old if old.fault is None or i >= len(again.choices) else again.choices[i]
+        for i, old in enumerate(first.choices)
+    ]
+    return replace(again, text=kept[0].text, finish_reason=kept[0].finish_reason, choices=kept)
 
 
 def parse(spec: structured.OutputSpec, reply: RawReply) -> tuple[Any, str | None]:

@@ -304,7 +304,9 @@ def test_strict_schema_keeps_fields_named_like_keywords() -> None:
 
 
 def test_empty_and_cut_off_replies_are_faults_never_cached(fake_llm: FakeLLM, gateway: LLM) -> None:
-    fake_llm.queue(finished_reply("half an ans", "length"), Reply(content=" \n"), "whole answer")
+    # Each fault is asked again once as the same request; this server repeats it.
+    cut_off, empty_reply = finished_reply("half an ans", "length"), Reply(content=" \n")
+    fake_llm.queue(cut_off, cut_off, empty_reply, empty_reply, "whole answer")
     cut = run(gateway.complete(HI))
     assert (cut.ok, cut.fault, cut.finish_reason, cut.text) == (
         False, "truncated", "length", "half an ans"
@@ -319,7 +321,7 @@ def test_empty_and_cut_off_replies_are_faults_never_cached(fake_llm: FakeLLM, ga
     assert (whole.ok, whole.fault, whole.finish_reason, whole.text) == (
         True, None, "stop", "whole answer"
     )  # fmt: skip
-    assert run(gateway.complete(HI)).cached and len(fake_llm.requests) == 3
+    assert run(gateway.complete(HI)).cached and len(fake_llm.requests) == 5
 
 
 def test_a_provider_error_quoting_the_key_is_scrubbed(fake_llm: FakeLLM, gateway: LLM) -> None:

@@ -132,8 +132,10 @@ def test_a_failed_candidate_and_none_accepted_is_asked_again_alone(tmp_path: Pat
         llm = gateway(fake, tmp_path)
         ctx = context(rules=1, tests=1)
         run_stage(fake, llm, ctx, THREE)
+        # The request with an empty choice is asked again once (this server repeats it).
         # Two judged; the empty one is recorded, never judged; the test stays unsettled.
-        assert schema_names(fake) == ["text"] + ["GroundtruthScore"] * 2
+        assert schema_names(fake) == ["text"] * 2 + ["GroundtruthScore"] * 2
+        assert fake.requests[0] == fake.requests[1]
         assert [(a.attempt, a.error) for a in ctx.groundtruth] == [
             (0, None),
             (1, None),
