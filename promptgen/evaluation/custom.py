@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptgen.errors import BadInputError
+from promptgen.errors import BadInputError, RenderError, TemplateSecurityError
 from promptgen.evaluation.judges import TemplateJudge
 from promptgen.evaluation.protocol import Metric
 from promptgen.evaluation.verdict_judge import is_judge_file
@@ -19,7 +19,8 @@ from promptgen.formats.body import parse_messages
 from promptgen.formats.common import strip_suffix
 from promptgen.model import Message, PromptUnderTest
 from promptgen.options import Options
-from promptgen.rendering.render import template_variables
+from promptgen.rendering.precheck import example_inputs
+from promptgen.rendering.render import render_messages, template_variables
 from promptgen.results import MetricInfo
 
 LOAD_ORDER = 2
@@ -128,6 +129,22 @@ def _inline(text: str, index: int, prompt: PromptUnderTest) -> Metric:
 
 
 def _check_variables(template: PromptUnderTest, prompt: PromptUnderTest, where: str) -> None:
+    """Every variable is one promptgen provides, and the template renders at all: a judge
+    template refused for security or size is refused now, before any call (it would be
+    refused at every judgement), with the metric's file or flag and line."""
+    _check_names(template, prompt, where)
+    values = {**{name: "sample" for name in JUDGE_VALUES}, **example_inputs(prompt)}
+    try:
+        render_messages(template, values, strict=False)
+    except TemplateSecurityError as err:
+        if err.file is None:
+            err.file = where
+        raise
+    except RenderError:
+        return  # a placeholder value may not fit; a judgement says so with the real one
+
+
+def _check_names(template: PromptUnderTest, prompt: PromptUnderTest, where: str) -> None:
     allowed = {*JUDGE_VALUES, *prompt.inputs}
     for message in template.messages:
         for name in template_variables(message.content, template.template_engine):

@@ -102,3 +102,30 @@ def test_a_template_that_can_never_render_is_refused_before_any_call(
         line = one_line([*args, "--out", str(tmp_path / "out")])
         assert fake.requests == []
     assert line == f"promptgen: error: {path}:8: {said}"
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("--custom-metric", "promptgen: error: --custom-metric #1:2: template reaches for "
+         "'__class__' on a str; templates may only use data, not Python internals"),
+        ("--metric", "promptgen: error: {file}:5: --metric: template reaches for '__class__' "
+         "on a str; templates may only use data, not Python internals"),
+    ],
+)  # fmt: skip
+def test_a_judge_template_that_can_never_render_is_refused_before_any_call(
+    tmp_path: Path, flag: str, said: str
+) -> None:
+    """Item 5b for judges: a custom metric's template refused for security used to be
+    refused at every judgement, after the generation and the runs (exit 3)."""
+    body = "system:\nJudge the output {{ output.__class__ }}.\n"
+    value = body
+    if flag == "--metric":
+        metric = tmp_path / "tone.metric.prompty"
+        metric.write_text("---\nname: tone\n---\n" + body)
+        value = str(metric)
+    with FakeLLM(responder=PipelineResponder()) as fake:
+        args = ["run", SAMPLE, "--effort", "min", "--api-base", fake.url, "--models", "m1"]
+        line = one_line([*args, flag, value, "--out", str(tmp_path / "out")])
+        assert fake.requests == []
+    assert line == said.format(file=tmp_path / "tone.metric.prompty")
