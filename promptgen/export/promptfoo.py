@@ -176,6 +176,9 @@ def assertions(ctx: Context) -> tuple[list[dict[str, Any]], list[str]]:
             asserts.append(made)
     for rule in output_rules(ctx):
         asserts.append({"type": "llm-rubric", "value": rule.text, "metric": rule.id})
+    for made in asserts:  # rule texts come from models, check values from prompt files
+        if "value" in made:
+            made["value"] = literal_value(made["value"])
     for info in metric_sources(ctx):
         if info.kind == "custom":
             skipped.append(
@@ -278,6 +281,18 @@ def literal_vars(values: dict[str, Any]) -> dict[str, Any]:
         else:
             out[name] = value
     return out | extra
+
+
+def literal_value(value: Any) -> Any:
+    """An assertion value promptfoo would load or run (a text, or a list item, starting
+    with LOADED_PREFIXES: runAssertion checks the raw value before nunjucks renders it)
+    written so nunjucks gives the text back: `{{ 'file' }}://steal.js`."""
+    if isinstance(value, str) and value.startswith(LOADED_PREFIXES):
+        cut = value.index(":")
+        return "{{ '" + value[:cut] + "' }}" + value[cut:]
+    if isinstance(value, list):
+        return [literal_value(item) for item in value]
+    return value
 
 
 class _Dumper(yaml.SafeDumper):

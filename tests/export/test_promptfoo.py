@@ -195,6 +195,33 @@ def test_promptfoo_eval_runs_every_test_and_assertion(
     assert {(b["temperature"], b["max_tokens"]) for b in sent} == {(0.2, 50)}
 
 
+def test_a_rule_promptfoo_would_load_reaches_the_grader_as_text(
+    sentiment_run: SavedRun, promptfoo: Path, tmp_path: Path
+) -> None:
+    """Rule texts come from models: one starting `file://` or `package:` is an assertion
+    value promptfoo would run (runAssertion loads it before rendering); it is written so
+    the grader gets the text, and nothing runs."""
+    ctx = sentiment_run.ctx.model_copy(deep=True)
+    first, second = output_rules(ctx)[:2]
+    first.text, second.text = "file://steal.js", "package:evil-pkg:fn"
+    with FakeLLM(responder=Grader("none fails")) as fake:
+        ctx.options.models.api_base = fake.url
+        write_exports(ctx, ["promptfoo"], tmp_path, ExportSettings(models=[f"openai/{UNDER_TEST}"]))
+        (tmp_path / "promptfoo" / "steal.js").write_text(STEAL_JS)
+        promptfoo_eval(promptfoo, tmp_path / "promptfoo", tmp_path)
+        lasts = [str(b["messages"][-1]["content"]) for b in fake.requests]
+        rubrics = {
+            found.group(1)
+            for last in lasts
+            for found in [re.search(r"<Rubric>\s*(.*?)\s*</Rubric>", last, re.S)]
+            if found
+        }
+    assert not (tmp_path / "promptfoo" / "stolen.txt").exists()
+    assert {"file://steal.js", "package:evil-pkg:fn"} <= rubrics
+    values = [a["value"] for a in config_of(tmp_path)["tests"][0]["assert"]]
+    assert "{{ 'file' }}://steal.js" in values and "{{ 'package' }}:evil-pkg:fn" in values
+
+
 def test_a_template_with_logic_is_sent_rendered(
     sentiment_run: SavedRun, graded: FakeLLM, promptfoo: Path, tmp_path: Path, write: Any
 ) -> None:
