@@ -33,6 +33,7 @@ from promptgen.bounds import (
     MAX_POWER,
     MAX_RANGE,
     MAX_TEMPLATE_CHARS,
+    MAX_TEMPLATE_ITEMS,
     METHOD_CHARS,
     Budget,
     field_size,
@@ -162,8 +163,9 @@ class Sandbox(ImmutableSandboxedEnvironment):
             if isinstance(count, int) and not isinstance(count, bool):
                 if isinstance(seq, (str, bytes)):
                     spent.build(len(seq) * max(count, 0), "a repeated string")
-                elif isinstance(seq, (list, tuple)):
-                    spent.items(len(seq) * max(count, 0), "a repeated list")
+                elif isinstance(seq, (list, tuple)):  # a list held n times is n lists
+                    items = _nested_items(seq, MAX_TEMPLATE_ITEMS)
+                    spent.items(items * max(count, 0), "a repeated list")
         ints = isinstance(left, int) and isinstance(right, int)
         if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
             raise _limit("builds a number that is too large")
@@ -205,6 +207,18 @@ class Sandbox(ImmutableSandboxedEnvironment):
             return str(_Formatter(self).vformat(owner, args, kwargs))
 
         return functools.update_wrapper(wrapper, value)
+
+
+def _nested_items(value: Any, limit: int) -> int:
+    """Items of `value` and of the lists, tuples and dicts in it, a list held twice counted
+    twice (what a sort or a print walks); counting stops soon after `limit`."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        total += len(item)
+        stack.extend(c for c in children if isinstance(c, (list, tuple, dict)))
+    return total
 
 
 def _power(left: Any, right: Any) -> Any:

@@ -230,6 +230,10 @@ def test_cli_refuses_with_one_line(name: str, cli_results: dict[str, object]) ->
             "template builds a list of words with title of 24,000,001 items (limit 1,000,000)",
         ),
         (
+            "{{ ([[0]*1000000]*1000000)|sort|length }}",
+            "template builds a repeated list of 1,000,001,000,000 items (limit 1,000,000)",
+        ),
+        (
             "{{ ('\U0001f600'*20000000)|urlencode }}",
             "template builds a URL-encoded string of 240,000,000 characters or more "
             "(limit 25,000,000)",
