@@ -78,6 +78,8 @@ MAX_TESTS = 100_000
 """--max-tests-to-run, --filter-tests and --test-samples-count."""
 MAX_RETRIES = 100
 """--groundtruth-retries."""
+MAX_ANSWER_TOKENS = 1_000_000
+"""`promptgen ask --max-tokens`: longer than any model's context."""
 MAX_MUTANTS = 1_000
 """`promptgen mutate --mutants` and `--llm-mutants`."""
 

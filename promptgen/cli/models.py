@@ -19,7 +19,7 @@ from promptgen.errors import BadInputError, PromptgenError
 from promptgen.jsonio import read_json
 from promptgen.llm import ALIASES, LLM, Completion, load_settings
 from promptgen.llm.weights import SPECS, cache_root, status
-from promptgen.options import check_api_base
+from promptgen.options import MAX_ANSWER_TOKENS, check_api_base
 from promptgen.secrets import shown
 
 ApiBase = Annotated[
@@ -126,7 +126,7 @@ def ask(
 ) -> None:
     """Send one prompt through the gateway and print the answer (usage goes to stderr)."""
     _check_number("--temperature", temperature, 0, 2)
-    _check_number("--max-tokens", max_tokens, 1, None)
+    _check_number("--max-tokens", max_tokens, 1, MAX_ANSWER_TOKENS)
     _check_number("--timeout", timeout, 0.001, None)
     schema = _read_schema(json_schema) if json_schema else None
     settings = load_settings(
@@ -182,8 +182,12 @@ def _check_number(flag: str, value: float | None, low: float, high: float | None
     if value is None:
         return
     if not math.isfinite(value) or value < low or (high is not None and value > high):
-        accepted = f"{low:g}-{high:g}" if high is not None else f"at least {low:g}"
+        accepted = f"{_num(low)}-{_num(high)}" if high is not None else f"at least {_num(low)}"
         raise BadInputError(f"{flag} {value}: must be a finite number, {accepted}")
+
+
+def _num(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 def _read_schema(path: Path) -> dict[str, Any]:

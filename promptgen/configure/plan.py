@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from promptgen.errors import BadInputError
 from promptgen.llm.config import ALIASES, split_models
-from promptgen.options import check_api_base
+from promptgen.options import MAX_CONCURRENCY, check_api_base
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,11 @@ def make_plan(
     _endpoint(plan, answers)
     _key(plan, answers, existing_env, environ)
     if answers.concurrency is not None:
-        if answers.concurrency < 1:
-            raise BadInputError(f"--concurrency {answers.concurrency}: must be at least 1")
+        if not 1 <= answers.concurrency <= MAX_CONCURRENCY:
+            raise BadInputError(
+                f"--concurrency {answers.concurrency}: must be at least 1 and at most "
+                f"{MAX_CONCURRENCY} (accepted: 1-{MAX_CONCURRENCY})"
+            )
         plan.toml["concurrency"] = answers.concurrency
     plan.toml["models"] = {**models, "under_test": plan.under_test}
     return plan

@@ -143,3 +143,11 @@ def test_models_and_ask_refuse_bad_values(tmp_path: Path) -> None:
         assert result.returncode == 2
         assert result.stderr.startswith(f"promptgen: error: {flag}")
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_ask_max_tokens_has_an_upper_bound(tmp_path: Path) -> None:
+    result = run_cli("ask", "Say hi", "--max-tokens", "10000000000", env=_env(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == (
+        "promptgen: error: --max-tokens 10000000000: must be a finite number, 1-1,000,000\n"
+    )

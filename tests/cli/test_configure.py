@@ -194,6 +194,10 @@ def test_interactive_declined_writes_nothing(tmp_path: Path) -> None:
         (["--provider", "openai-compatible"], "openai-compatible: which model?"),
         (["--provider", "nope"], "unknown provider 'nope'"),
         (["--provider", "openai", "--api-key", KEY, "--concurrency", "0"], "at least 1"),
+        (
+            ["--provider", "openai", "--api-key", KEY, "--concurrency", "100000000000"],
+            "--concurrency 100000000000: must be at least 1 and at most 1024 (accepted: 1-1024)",
+        ),
     ],
 )
 def test_missing_values_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:
