@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 from promptgen.bounds import terminal_text
+from promptgen.secrets import scrub
 from promptgen.words import counted
 
 # What the plan says when a resumed run has nothing left (never "about 0 calls").
@@ -21,6 +22,12 @@ if TYPE_CHECKING:  # rich loads with the first bar: a run without a terminal nev
     from rich.progress import TaskID
 
     from promptgen.results import StageRecord, Usage
+
+
+def _said(warning: str) -> str:
+    """A warning as the terminal shows it: keys blanked as in the files (a warning may
+    quote a model's answer or a provider's error), control characters made visible."""
+    return terminal_text(scrub(warning))
 
 
 class Reporter(Protocol):
@@ -37,7 +44,7 @@ class Reporter(Protocol):
 
 def print_warnings(warnings: list[str]) -> None:
     for warning in warnings:  # plain lines: never wrapped, easy to grep
-        print(f"promptgen: warning: {terminal_text(warning)}", file=sys.stderr)
+        print(f"promptgen: warning: {_said(warning)}", file=sys.stderr)
 
 
 def silence_stdout() -> None:
@@ -105,7 +112,7 @@ class PlainReporter:
 
     def warn(self, warning: str) -> None:
         if self.warnings:
-            print(f"promptgen: warning: {terminal_text(warning)}", file=sys.stderr, flush=True)
+            print(f"promptgen: warning: {_said(warning)}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         pass
@@ -162,7 +169,7 @@ class RichReporter:
 
     def warn(self, warning: str) -> None:  # above the bars
         self.progress.console.print(
-            f"promptgen: warning: {terminal_text(warning)}", markup=False, highlight=False
+            f"promptgen: warning: {_said(warning)}", markup=False, highlight=False
         )
 
     def close(self) -> None:

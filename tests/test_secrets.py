@@ -159,3 +159,22 @@ def test_prompt_parameters_are_used_but_never_written(known: list[str]) -> None:
     }
     assert dumped["connection"] == {"api_key": REDACTED, "endpoint": "https://example"}
     assert scrub(f"echo {key}", shapes=False) == f"echo {REDACTED}"  # registered on load
+
+
+def test_a_warning_on_the_terminal_never_shows_a_key(capsys: pytest.CaptureFixture[str]) -> None:
+    """Warnings quote models' answers and providers' errors: blanked as in the files."""
+    from promptgen.progress import PlainReporter, print_warnings
+    from promptgen.secrets import forget, register
+
+    key = "sk-warning-canary-0123456789abcdef"
+    register(key)
+    try:
+        print_warnings([f"the judge answered: use {key} \x1b[2J"])
+        PlainReporter().warn(f"provider said {key}")
+    finally:
+        forget([key])
+    err = capsys.readouterr().err
+    assert err == (
+        "promptgen: warning: the judge answered: use ***redacted*** \\x1b[2J\n"
+        "promptgen: warning: provider said ***redacted***\n"
+    )
