@@ -60,6 +60,7 @@ class PipelineResponder:
         # a server that ignores `n`); the benchmarks' server sets it.
         self.honour_n = False
         self.seen: list[dict[str, Any]] = []  # bodies of model-under-test calls
+        self.answered: dict[str, int] = {}  # model-under-test calls per model
         self.slow_models: dict[str, float] = {}  # model -> seconds before it answers
         self.log: list[tuple[float, str]] = []  # (arrival time, schema name or model)
         # Number answers by their request's content instead of arrival order: the same
@@ -219,7 +220,7 @@ class PipelineResponder:
         model = str(body.get("model"))
         with self._lock:
             self.seen.append(body)
-            k = sum(1 for b in self.seen if b.get("model") == model)
+            self.answered[model] = k = self.answered.get(model, 0) + 1  # not a scan of seen
         if self.by_content:
             k = int(hashlib.sha256(f"{model}\n{text}".encode()).hexdigest()[:8], 16) % 1_000_000
         every = self.failing_models.get(model)
