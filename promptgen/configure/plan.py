@@ -128,10 +128,11 @@ def make_plan(
     _endpoint(plan, answers)
     _key(plan, answers, existing_env, environ)
     if answers.concurrency is not None:
-        if not 1 <= answers.concurrency <= MAX_CONCURRENCY:
+        if not 1 <= answers.concurrency <= MAX_CONCURRENCY:  # as the run's option says it
+            side = "at least 1" if answers.concurrency < 1 else f"at most {MAX_CONCURRENCY}"
             raise BadInputError(
-                f"--concurrency {answers.concurrency}: must be at least 1 and at most "
-                f"{MAX_CONCURRENCY} (accepted: 1-{MAX_CONCURRENCY})"
+                f"--concurrency {answers.concurrency}: must be {side} "
+                f"(accepted: 1-{MAX_CONCURRENCY})"
             )
         plan.toml["concurrency"] = answers.concurrency
     plan.toml["models"] = {**models, "under_test": plan.under_test}

@@ -196,7 +196,7 @@ def test_interactive_declined_writes_nothing(tmp_path: Path) -> None:
         (["--provider", "openai", "--api-key", KEY, "--concurrency", "0"], "at least 1"),
         (
             ["--provider", "openai", "--api-key", KEY, "--concurrency", "100000000000"],
-            "--concurrency 100000000000: must be at least 1 and at most 1024 (accepted: 1-1024)",
+            "--concurrency 100000000000: must be at most 1024 (accepted: 1-1024)",
         ),
     ],
 )
