@@ -25,9 +25,11 @@ from promptgen.report.overview import format_cell, overall_compliance, overview
 from promptgen.report.safety import models_said, safety_markdown
 from promptgen.report.stats import (
     FAULT_LABELS,
+    check_names,
     error_kind,
     error_text,
     faulty,
+    is_failing,
     percent,
     rule_rates,
     undecided_groups,
@@ -72,6 +74,7 @@ def _summary(ctx: Context) -> str:
         f"- **Overall compliance:** {percent(overall_compliance(ctx))} "
         f"({verdicts.count(True)} compliant, {verdicts.count(False)} non-compliant, "
         f"{verdicts.count(None)} without a verdict)",
+        _failing(ctx),
         f"- **Usage:** {usage_text(usage)}",
     ]
     fallbacks = ctx.batch_fallbacks
@@ -84,6 +87,17 @@ def _summary(ctx: Context) -> str:
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
     return "\n".join(lines)
+
+
+def _failing(ctx: Context) -> str:
+    """The runs that fail, beside the judge's rate: a label answered wrong at 100 %
+    compliance is a failing run (the deterministic check wins over a lenient judge)."""
+    runs, checks = ctx.test_runs, check_names(ctx)
+    failing = sum(is_failing(r, checks) for r in runs)
+    return (
+        f"- **Failing runs:** {failing} of {len(runs)} (non-compliant, or a check failed: "
+        "see Failing outputs by rule)"
+    )
 
 
 def _cut_off(ctx: Context) -> str:

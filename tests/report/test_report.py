@@ -124,6 +124,7 @@ def test_markdown_sections_and_figures() -> None:
         "Groundtruth", "Rule groundedness", "Invalid tests", "Errors",
     ]  # fmt: skip
     assert "- **Overall compliance:** 62.5% (5 compliant, 3 non-compliant" in md
+    assert "- **Failing runs:** 4 of 11 (non-compliant, or a check failed: see Failing" in md
     assert "- **Usage:** 11 calls, 245 tokens, $0.0170" in md  # as the terminal says it
     assert "| rule-start | The output starts with Hello | 50.0% (2) | 100.0% (2) |" in md
     assert "| rule-short | The output is one sentence \\| no more | 100.0% (2) | 50.0% (3) |" in md
