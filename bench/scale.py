@@ -11,19 +11,24 @@ time the run spent saving (blocked on the event loop: the snapshot; the writes g
 in a background thread), and how many saves; then the ratio of each size's wall to
 the first's against the ratio of their runs (the goal: 2x the runs in at most 2.2x the
 time).
+Each size is measured `--repeat` times (interleaved with the other sizes), each time in
+a new process against a new fake server, and the fastest counts: what a size costs,
+without the noise of a busy machine or the leftovers of an earlier measurement.
 
-    python bench/scale.py [--sizes 1000,10000] [--concurrency 256]
+    python bench/scale.py [--sizes 1000,10000] [--concurrency 256] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,35 +134,76 @@ def evaluate(url: str, seed: Context, tests: int, concurrency: int) -> Figures:
     )
 
 
+def measure(seed_path: Path, tests: int, concurrency: int) -> Figures:
+    """One size in this process, against a fake server of its own."""
+    from promptgen.context import load_context
+
+    seed = load_context(seed_path)
+    with fake_server(0.0, pipeline=True) as url:
+        return evaluate(url, seed, tests, concurrency)
+
+
+def _in_child(seed: Path, tests: int, concurrency: int) -> Figures:
+    """`measure` in a new process: no size pays for the heap, the collector's history or
+    the fake server's records an earlier size left behind."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--measure",
+            str(tests),
+            "--seed",
+            str(seed),
+            "--concurrency",
+            str(concurrency),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return Figures(**json.loads(out.strip().splitlines()[-1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sizes", default="1000,10000", help="tests per evaluation, comma-separated"
     )
     parser.add_argument("--concurrency", type=int, default=256, help="calls in flight")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="measurements per size, interleaved; the best counts"
+    )
+    parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)  # one size, in a child
+    parser.add_argument("--seed", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure is not None:
+        print(json.dumps(asdict(measure(args.seed, args.measure, args.concurrency))))
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     print(
         'scale: --models "mut-a;mut-b" --eval-models "judge-a;judge-b" --runs-per-test 2, '
-        f"fake server without latency, concurrency {args.concurrency}, saving context.json"
+        f"fake server without latency, concurrency {args.concurrency}, saving context.json; "
+        f"each size {args.repeat}x in a new process, interleaved, the fastest shown"
     )
     print(
         "tests    runs  verdicts   calls  wall (s)  calls/s  peak RSS (MiB)  context (MB)"
-        "  saves  save time (s)"
+        "  saves  save time (s)  walls (s)"
     )
-    rows: list[Figures] = []
-    with fake_server(0.0, pipeline=True) as url, tempfile.TemporaryDirectory() as tmp:
-        seed = base_context(url, Path(tmp))
-        for tests in sizes:
-            # A fresh server per size would be fairer to the fake; its bookkeeping is
-            # small next to the client's at these sizes.
-            f = evaluate(url, seed, tests, args.concurrency)
-            rows.append(f)
-            print(
-                f"{f.tests:>5}  {f.runs:>6}  {f.verdicts:>8}  {f.calls:>6}  {f.wall:8.1f}"
-                f"  {f.calls / f.wall:7.0f}  {f.peak_mib:14.0f}  {f.context_bytes / 1e6:12.1f}"
-                f"  {f.saves:>5}  {f.save_s:13.2f}"
-            )
+    measured: dict[int, list[Figures]] = {n: [] for n in sizes}
+    with tempfile.TemporaryDirectory() as tmp:
+        with fake_server(0.0, pipeline=True) as url:
+            seed = save_context(base_context(url, Path(tmp)), Path(tmp) / "seed.json")
+        for _ in range(args.repeat):
+            for tests in sizes:
+                measured[tests].append(_in_child(seed, tests, args.concurrency))
+    rows = [min(measured[n], key=lambda f: f.wall) for n in sizes]
+    for f in rows:
+        walls = " ".join(f"{m.wall:.1f}" for m in measured[f.tests])
+        print(
+            f"{f.tests:>5}  {f.runs:>6}  {f.verdicts:>8}  {f.calls:>6}  {f.wall:8.1f}"
+            f"  {f.calls / f.wall:7.0f}  {f.peak_mib:14.0f}  {f.context_bytes / 1e6:12.1f}"
+            f"  {f.saves:>5}  {f.save_s:13.2f}  {walls}"
+        )
     first = rows[0]
     for f in rows[1:]:
         print(

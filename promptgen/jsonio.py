@@ -17,6 +17,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
+
 from promptgen.bounds import MAX_INT_DIGITS, MAX_JSON_FILE_BYTES, MAX_NESTING, MB, dotted, too_deep
 from promptgen.bounds import strings as data_strings
 from promptgen.errors import BadInputError
@@ -222,6 +224,17 @@ def parse_json(
             err.line = text.count("\n", 0, found.start()) + 1 if found else None
         raise
     return data
+
+
+def dump_text(data: Any, indent: int | None = None) -> str:
+    """`data` (plain JSON values) as JSON text, non-ASCII kept: indented by `indent`, or
+    compact without spaces. pydantic_core's encoder, falling back to the standard one
+    for what it refuses (a lone surrogate: the same error the file write would raise)."""
+    try:
+        return pydantic_core.to_json(data, indent=indent).decode("utf-8")
+    except pydantic_core.PydanticSerializationError:
+        separators = (",", ":") if indent is None else None
+        return json.dumps(data, indent=indent, separators=separators, ensure_ascii=False)
 
 
 def read_json(
