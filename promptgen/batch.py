@@ -165,9 +165,12 @@ async def _run_one(
         if own:  # e.g. a resumed run keeps the server it was started with
             say(f"{item.slug}: its saved settings need a gateway of its own")
         say(f"{tag} {item.slug}: running ({item.path})")
-        run.ctx = await api.run_async(prepared, llm=None if own else shared.for_run())
+        strict = prepared.cfg.settings.strict_output  # a prompt's own strictOutput
+        run.ctx = await api.run_async(
+            prepared, llm=None if own else shared.for_run(strict_output=strict)
+        )
         _write(run.ctx, prepared.out, mine, run)
-        for line in [r.said() for r in run.ctx.schema_refusals]:
+        for line in [r.said() for r in run.ctx.schema_refusals if r.instead is not None]:
             if line not in said:  # a refused schema: said once for the batch
                 said.add(line)
                 say(f"warning: {line}")

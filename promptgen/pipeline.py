@@ -194,12 +194,12 @@ class Runner:
 
     def _refusals(self) -> None:
         """The schemas a server refused in this run's calls: recorded in the context and
-        said once each, as soon as known."""
+        said once each, as soon as known (under --strict-output the error says it)."""
         for refusal in self.llm.schema_refusals:
             if refusal not in self.ctx.schema_refusals:
                 self.ctx.schema_refusals.append(refusal)
             line = refusal.said()
-            if line not in self._warned:
+            if refusal.instead is not None and line not in self._warned:
                 self._warned.add(line)
                 self.reporter.warn(line)
 

@@ -548,15 +548,16 @@ class SchemaRefusal(_Record):
     model: str = Field(description="The model id, as the run names it.")
     schema_name: str = Field(description="The answer schema's name (GroundtruthScore, ...).")
     mode: StructuredMode = Field(description="The mode the server refused.")
-    instead: StructuredMode = Field(
-        description="The mode the schema was answered in after the refusal."
+    instead: StructuredMode | None = Field(
+        description="The mode the schema was answered in after the refusal; null under "
+        "--strict-output (the run stopped)."
     )
     message: str = Field(description="The server's reason, scrubbed, on one line.")
 
     def said(self) -> str:
         """The line stderr and the reports show."""
         line = f"{self.model} refused the {self.mode} of {self.schema_name}: {self.message}"
-        return f"{line}; asked with the schema in the prompt instead"
+        return f"{line}; asked with the schema in the prompt instead" if self.instead else line
 
     @field_serializer("message")
     def _scrub_message(self, value: str) -> str:

@@ -82,7 +82,7 @@ async def _negotiate(
         reply, attempts, err = await call_with_retries(llm, backend, model_id, sent, mode)
         total_attempts += attempts
         if reply is not None:
-            if refusals:
+            if refusals:  # under --strict-output this raises (SchemaRefusedError)
                 llm.schema_refused(model_id, request, refusals, mode)
             usage = Usage(
                 prompt_tokens=reply.prompt_tokens,

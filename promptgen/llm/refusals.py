@@ -5,7 +5,7 @@ allow, a nesting too deep) may take every other schema: the step-down to `json_o
 (or to the schema in the prompt alone) is kept for that schema on that model only, keyed
 by the model id, the schema's name and a hash of the schema. Each refusal becomes a
 `SchemaRefusal` record: said once on stderr, saved in context.json, shown in the
-report.
+report; under --strict-output it is an error instead (`SchemaRefusedError`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from promptgen.errors import SchemaRefusedError
 from promptgen.results import SchemaRefusal
 from promptgen.secrets import scrub
 
@@ -88,15 +89,16 @@ class SchemaModes:
         name: str,
         schema: dict[str, Any],
         refusals: list[tuple[str, str]],
-        instead: str,
+        instead: str | None,
     ) -> tuple[Key, list[SchemaRefusal]]:
         """Record that `model_id` refused `schema` in each mode of `refusals` (mode, the
-        server's message) and answered in `instead`."""
+        server's message) and answered in `instead` (None: not asked again, strict)."""
         self._names.add((model_id, name))
         key = (model_id, name, digest(schema))
         kept: dict[str, SchemaRefusal] = {r.mode: r for r in self._records.get(key, [])}
         for mode, message in refusals:
-            if mode not in kept:
+            known = kept.get(mode)
+            if known is None or (known.instead is None and instead is not None):
                 kept[mode] = SchemaRefusal.model_validate(
                     {
                         "model": model_id,
@@ -107,6 +109,15 @@ class SchemaModes:
                     }
                 )
         self._records[key] = [kept[m] for m in MODES if m in kept]
-        known = self._modes.get(key)
-        self._modes[key] = lower(known, instead) if known else instead
+        if instead is not None:
+            known_mode = self._modes.get(key)
+            self._modes[key] = lower(known_mode, instead) if known_mode else instead
         return key, self._records[key]
+
+
+def strict_error(refusal: SchemaRefusal) -> SchemaRefusedError:
+    """The error --strict-output stops the run with."""
+    return SchemaRefusedError(
+        refusal.said(),
+        hint="--strict-output; without it the schema is asked in the prompt instead",
+    )

@@ -1,5 +1,6 @@
 """A schema a server refuses, end to end: asked another way for that schema on that model
-only, said once on stderr, recorded in context.json and the report."""
+only, said once on stderr, recorded in context.json and the report; an error under
+--strict-output (or the frontmatter's strictOutput)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from promptgen import load_context
+from promptgen import Options, load_context, prepare
 from promptgen.results import SchemaRefusal
 from tests.cli.test_pipeline import promptgen
 from tests.fakellm import FakeLLM, Reply
@@ -98,3 +99,29 @@ def test_a_refused_schema_is_said_once_recorded_and_reported(
     assert f"- **Schemas refused:** 1\n  - {SAID.replace('_', chr(92) + '_')}\n" in report
     html = (out / "report.html").read_text()
     assert f'<ul class="refusals"><li>{SAID.replace(chr(39), "&#x27;")}</li></ul>' in html
+
+
+def test_strict_output_stops_the_run_at_the_refusal(server: FakeLLM, tmp_path: Path) -> None:
+    result = evaluate(tmp_path, server, "--strict-output")
+    assert result.returncode == 3, result.stderr
+    line = (
+        f"promptgen: error: openai/x refused the json_schema of {REFUSED}: {REASON} "
+        "(--strict-output; without it the schema is asked in the prompt instead)"
+    )
+    assert result.stderr.splitlines()[-1] == line
+    assert "warning" not in result.stderr
+    ctx = load_context(tmp_path / "out" / "context.json")  # saved: nothing computed is lost
+    assert len(ctx.tests) > 2 and ctx.stage("tests").status == "done"
+    assert ctx.stage("groundtruth").status == "failed"
+    assert ctx.stage("groundtruth").error == line.removeprefix("promptgen: error: ")
+    assert [(r.mode, r.instead) for r in ctx.schema_refusals] == [("json_schema", None)]
+    assert ctx.options["strict_output"] is True
+
+
+def test_strict_output_from_the_frontmatter(tmp_path: Path) -> None:
+    text = (Path(__file__).parents[2] / SAMPLE).read_text()
+    path = tmp_path / "strict.prompty"
+    path.write_text(text.replace("version: 1.0\n", "version: 1.0\nstrictOutput: true\n", 1))
+    prepared = prepare(path, Options())
+    assert prepared.cfg.settings is not None and prepared.cfg.settings.strict_output is True
+    assert prepared.ctx.option_sources["strict_output"] == "frontmatter"

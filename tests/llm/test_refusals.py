@@ -1,6 +1,6 @@
 """Refusals are data: a schema a server refuses (HTTP 400) is asked another way for that
-schema on that model only, and recorded; a bound the provider was not told is kept by
-cutting the answer to it, or stated in the repair turn."""
+schema on that model only, recorded, and an error under --strict-output; a bound the
+provider was not told is kept by cutting the answer to it, or stated in the repair turn."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from promptgen.errors import SchemaRefusedError
 from promptgen.evaluation.judges import GroundtruthScore, ScoreVerdict
 from promptgen.llm import LLM, RetryPolicy, load_settings
 from promptgen.llm.refusals import reason
@@ -126,6 +127,24 @@ def test_a_400_every_mode_gets_is_the_calls_error_not_a_refusal(
         "GroundtruthScore", "json_object", "prompt", "GroundtruthScore"
     ]  # fmt: skip
     assert llm.schema_refusals == []
+
+
+def test_strict_output_makes_a_refusal_an_error(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fake_llm.responder = RefusesOneSchema("GroundtruthScore", "'minimum' is not permitted")
+    llm = make(fake_llm, tmp_path, strict_output=True)
+    line = (
+        "openai/x refused the json_schema of GroundtruthScore: 'minimum' is not permitted "
+        "(--strict-output; without it the schema is asked in the prompt instead)"
+    )
+    with pytest.raises(SchemaRefusedError) as info:
+        run(llm.complete(HI, output=GroundtruthScore))
+    assert (info.value.one_line(), info.value.exit_code) == (line, 3)
+    assert run(llm.complete(HI, output=ScoreVerdict)).ok  # another schema is not refused
+    with pytest.raises(SchemaRefusedError) as again:  # known now: no call is made
+        run(llm.complete([{"role": "user", "content": "again"}], output=GroundtruthScore))
+    assert again.value.one_line() == line
+    assert [m for _, m in modes(fake_llm)] == ["GroundtruthScore", "json_object", "ScoreVerdict"]
+    assert [(r.mode, r.instead) for r in llm.schema_refusals] == [("json_schema", None)]
 
 
 class Tagged(BaseModel):
