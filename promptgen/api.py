@@ -93,6 +93,7 @@ def gateway_settings(
         "concurrency": models.concurrency,
         "cache": options.run.cache,
         "batch": options.run.batch,
+        "strict_output": models.strict_output,
     }
     return load_settings(given, env=env, cwd=cwd)
 

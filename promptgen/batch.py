@@ -128,10 +128,11 @@ async def run_batch_async(plan: Plan, options: Options, notify: Notify | None = 
     out = batch_out(options)
     api.check_outputs(out, options.run)
     shared = LLM(api.gateway_settings(options))
+    said: set[str] = set()  # refusals said: once for the batch, not once per prompt
     try:
         total = len(plan.prompts)
         jobs = [
-            _run_one(item, options, out, shared, say, f"[{i}/{total}]")
+            _run_one(item, options, out, shared, say, f"[{i}/{total}]", said)
             for i, item in enumerate(plan.prompts, start=1)
         ]
         runs = await asyncio.gather(*jobs)
@@ -148,7 +149,7 @@ def run_batch(plan: Plan, options: Options, notify: Notify | None = None) -> Bat
 
 
 async def _run_one(
-    item: Found, options: Options, root: Path, shared: LLM, say: Notify, tag: str
+    item: Found, options: Options, root: Path, shared: LLM, say: Notify, tag: str, said: set[str]
 ) -> PromptRun:
     run = PromptRun(item, root / item.slug)
     mine = _prompt_options(options, run.out)
@@ -164,8 +165,15 @@ async def _run_one(
         if own:  # e.g. a resumed run keeps the server it was started with
             say(f"{item.slug}: its saved settings need a gateway of its own")
         say(f"{tag} {item.slug}: running ({item.path})")
-        run.ctx = await api.run_async(prepared, llm=None if own else shared.for_run())
+        strict = prepared.cfg.settings.strict_output  # a prompt's own strictOutput
+        run.ctx = await api.run_async(
+            prepared, llm=None if own else shared.for_run(strict_output=strict)
+        )
         _write(run.ctx, prepared.out, mine, run)
+        for line in [r.said() for r in run.ctx.schema_refusals if r.instead is not None]:
+            if line not in said:  # a refused schema: said once for the batch
+                said.add(line)
+                say(f"warning: {line}")
         run.nothing = not_evaluated(run.ctx, prepared.cfg)
         if run.nothing is not None:
             run.models = prepared.cfg.models

@@ -42,6 +42,7 @@ from promptgen.results import (
     Outcome,
     Rule,
     SafetyVerdict,
+    SchemaRefusal,
     StageRecord,
     Test,
     TestReview,
@@ -107,6 +108,11 @@ class Context(BaseModel):
     )
     batches: list[BatchJob] = Field(
         default_factory=list, description="Provider batches of --batch (docs/scale.md)."
+    )
+    schema_refusals: list[SchemaRefusal] = Field(
+        default_factory=list,
+        description="Answer schemas a server refused in a structured-output mode (HTTP 400), "
+        "and the mode each was asked in instead (docs/llm.md#refused-schemas).",
     )
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
     _load_warnings: list[str] = PrivateAttr(default_factory=list)

@@ -63,6 +63,11 @@ class ContextError(BadInputError):
     """A saved context file is unreadable, invalid or from an incompatible version."""
 
 
+class SchemaRefusedError(PromptgenError):
+    """Under --strict-output, a server refused a structured-output mode for a schema
+    (HTTP 400): the run stops instead of asking with the schema in the prompt."""
+
+
 def sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The error a failed task group carries: the first `PromptgenError` among its
     leaves (its sibling tasks' cancellations are no second error), else its only leaf,

@@ -438,6 +438,15 @@ class Models(_Group):
         Field(ge=1, le=MAX_CONCURRENCY),
         Opt("Calls in flight per model [8].", MODELS, persist=False),
     ] = Field(None, exclude=True)
+    strict_output: Annotated[
+        bool,
+        Opt(
+            "Stop the run when a server refuses an answer schema (HTTP 400), rather than "
+            "ask for that schema in the prompt on that model (docs/llm.md).",
+            MODELS,
+            key="strictOutput",
+        ),
+    ] = False
 
 
 class Run(_Group):

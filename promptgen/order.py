@@ -62,6 +62,7 @@ def canonical(ctx: Context, stages: Sequence[str] = ()) -> None:
     ctx.stages = by_keys(ctx.stages, stage)
     for record in ctx.stages.values():
         _record(record)
+    ctx.schema_refusals.sort(key=lambda r: (r.model, r.schema_name, r.mode, r.message))
     ctx.usage.by_model = by_keys(ctx.usage.by_model)
     ctx.usage.by_stage = by_keys(ctx.usage.by_stage, stage)
     if ctx.review is not None:

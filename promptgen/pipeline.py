@@ -171,6 +171,7 @@ class Runner:
         """`checkpoint`: a snapshot written in the background; `durable`: the same,
         waited for; `final`: the indented file, waited for."""
         started = self.pace.clock()
+        self._refusals()
         self.ctx.usage = self._base_usage + self.llm.usage.totals
         for name, record in self.ctx.stages.items():
             current = self.llm.usage.totals.by_stage.get(name)
@@ -190,6 +191,17 @@ class Runner:
             if note not in self._warned and any(note.startswith(f"{m}: ") for m in called):
                 self._warned.add(note)
                 self.reporter.warn(batch_warning(note))
+
+    def _refusals(self) -> None:
+        """The schemas a server refused in this run's calls: recorded in the context and
+        said once each, as soon as known (under --strict-output the error says it)."""
+        for refusal in self.llm.schema_refusals:
+            if refusal not in self.ctx.schema_refusals:
+                self.ctx.schema_refusals.append(refusal)
+            line = refusal.said()
+            if refusal.instead is not None and line not in self._warned:
+                self._warned.add(line)
+                self.reporter.warn(line)
 
     async def run(self) -> Context:
         if self.cfg.evaluating:

@@ -533,3 +533,32 @@ class BatchJob(_Record):
     )
     status: str = "validating"
     finished: bool = Field(False, description="Its results were read back.")
+
+
+# How a structured answer is asked: the provider's `json_schema` response format, JSON
+# mode with the schema in the system message, or the schema in the system message alone.
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+
+
+class SchemaRefusal(_Record):
+    """A server refused a structured-output mode for one schema on one model (HTTP 400):
+    that schema is asked another way on that model from then on, every other schema
+    still as before (docs/llm.md#refused-schemas)."""
+
+    model: str = Field(description="The model id, as the run names it.")
+    schema_name: str = Field(description="The answer schema's name (GroundtruthScore, ...).")
+    mode: StructuredMode = Field(description="The mode the server refused.")
+    instead: StructuredMode | None = Field(
+        description="The mode the schema was answered in after the refusal; null under "
+        "--strict-output (the run stopped)."
+    )
+    message: str = Field(description="The server's reason, scrubbed, on one line.")
+
+    def said(self) -> str:
+        """The line stderr and the reports show."""
+        line = f"{self.model} refused the {self.mode} of {self.schema_name}: {self.message}"
+        return f"{line}; asked with the schema in the prompt instead" if self.instead else line
+
+    @field_serializer("message")
+    def _scrub_message(self, value: str) -> str:
+        return scrub(value)

@@ -20,6 +20,7 @@ from promptgen.jsonio import read_json
 from promptgen.llm import ALIASES, LLM, Completion, load_settings
 from promptgen.llm.weights import SPECS, cache_root, status
 from promptgen.options import MAX_ANSWER_TOKENS, check_api_base
+from promptgen.progress import print_warnings
 from promptgen.secrets import shown
 
 ApiBase = Annotated[
@@ -157,6 +158,7 @@ def ask(
             await llm.aclose()
 
     result = asyncio.run(one_call())
+    print_warnings([r.said() for r in llm.schema_refusals])  # asked another way instead
     if result.fault == "truncated" and schema is None and result.text:
         # A person asking wants what came back, told that it is cut off.
         typer.echo(result.text)

@@ -29,6 +29,7 @@ from promptgen.llm.choices import candidates
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Limits
 from promptgen.llm.negotiate import again_if_faulty, negotiate
+from promptgen.llm.refusals import Key, SchemaModes, lower, strict_error
 from promptgen.llm.replies import (
     RetryPolicy,
     parse,
@@ -48,7 +49,7 @@ from promptgen.llm.types import (
 )
 from promptgen.llm.usage import UsageTracker
 from promptgen.llm.weights import cache_root
-from promptgen.results import BatchJob, Usage
+from promptgen.results import BatchJob, SchemaRefusal, Usage
 from promptgen.secrets import register_environment, register_mapping
 
 
@@ -72,7 +73,11 @@ class LLM:
             self.cache = ResponseCache(Path(folder))
         self._backends: dict[type[Backend], Backend] = {}
         self._checked: set[str] = set()
-        self._modes: dict[str, str] = {}
+        self._modes: dict[str, str] = {}  # model -> its mode (json_schema where supported)
+        self._schema_modes = SchemaModes()  # (model, schema) -> a mode after a refusal
+        # The refusals this gateway's calls met (a run of a batch: its own), in order.
+        self.schema_refusals: list[SchemaRefusal] = []
+        self._refusals_met: set[Key] = set()
         self._one_choice: set[str] = set()  # models whose server refused `n`
         self._loop: asyncio.AbstractEventLoop | None = None
         self._root: LLM = self
@@ -82,13 +87,18 @@ class LLM:
         # which of two identical requests (two runs with one output) went first.
         self._flying: dict[str, asyncio.Event] = {}
 
-    def for_run(self) -> LLM:
-        """A gateway for one run of a batch: this gateway's cache, limits, HTTP clients and
-        retry policy, with its own usage account, so each run's context counts only its own
-        calls while every run draws on one concurrency budget. Closing it closes nothing:
-        the gateway it came from owns what they share."""
+    def for_run(self, strict_output: bool | None = None) -> LLM:
+        """A gateway for one run of a batch: this gateway's cache, limits, HTTP clients,
+        retry policy and schema refusals, with its own usage account and record of the
+        refusals its calls met, so each run's context counts only its own calls while
+        every run draws on one concurrency budget; `strict_output`: that run's own
+        --strict-output. Closing it closes nothing: the gateway it came from owns what
+        they share."""
         child = copy.copy(self)
         child.usage = UsageTracker()
+        child.schema_refusals, child._refusals_met = [], set()
+        if strict_output is not None and strict_output != self.settings.strict_output:
+            child.settings = replace(self.settings, strict_output=strict_output)
         return child
 
     def _bind_loop(self) -> None:
@@ -490,17 +500,44 @@ class LLM:
         if model_id not in self._modes:
             supported = backend.supports_json_schema(model_id)
             self._modes[model_id] = "json_schema" if supported else "json_object"
-        return self._modes[model_id]
+        mode = self._modes[model_id]
+        key = self._schema_modes.key(model_id, request.schema_name, request.json_schema)
+        if key is None:  # no schema of this name was refused on this model
+            return mode
+        refused = self._schema_modes.mode(key)
+        if refused is None and not self.settings.strict_output:
+            return mode
+        self._met(key)  # raises under --strict-output
+        return lower(mode, refused) if refused else mode
 
     async def _call_negotiating(
         self, backend: Backend, model_id: str, request: ChatRequest, mode: str
     ) -> Attempt:
         return await negotiate(self, backend, model_id, request, mode)
 
-    def step_down(self, model_id: str, mode: str) -> None:
-        """A server refused the structured-output mode `model_id` was asked in: it is
-        asked in `mode` from now on."""
-        self._modes[model_id] = mode
+    def schema_refused(
+        self, model_id: str, request: ChatRequest, refusals: list[tuple[str, str]], mode: str
+    ) -> None:
+        """A server refused the structured-output modes of `refusals` (mode, its message)
+        for the request's schema and answered in `mode`: that schema is asked in `mode` on
+        `model_id` from now on, every other schema as before. Under --strict-output the
+        refusal is an error instead (SchemaRefusedError)."""
+        assert request.json_schema is not None
+        strict = self.settings.strict_output
+        key, _ = self._schema_modes.refused(
+            model_id, request.schema_name, request.json_schema, refusals, None if strict else mode
+        )
+        self._met(key)
+
+    def _met(self, key: Key) -> None:
+        """The refusals of `key` count for this gateway's run (its context records them);
+        under --strict-output, the first stops the run."""
+        records = self._schema_modes.records(key)
+        if key not in self._refusals_met or any(r not in self.schema_refusals for r in records):
+            self._refusals_met.add(key)
+            self.schema_refusals += [r for r in records if r not in self.schema_refusals]
+        if self.settings.strict_output and records:
+            raise strict_error(records[0])
 
     async def aclose(self) -> None:
         """Close HTTP clients inside the loop that opened them, then the cache."""

@@ -37,6 +37,7 @@ class GatewaySettings:
     config_file: Path | None = None
     batch: bool = False  # --batch: runs and verdicts through provider Batch APIs
     batch_limits: BatchLimits = field(default_factory=BatchLimits)
+    strict_output: bool = False  # --strict-output: a refused schema stops the run
 
     def resolve(self, name: str) -> str:
         """An alias becomes its model; anything else is already a model id."""
@@ -90,7 +91,8 @@ def load_settings(
     cwd: Path | None = None,
 ) -> GatewaySettings:
     """Resolve every setting with its source. `cli` keys: the aliases, `models`,
-    `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`, `batch`."""
+    `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`, `batch`,
+    `strict_output`."""
     cli = {k: v for k, v in (cli or {}).items() if v is not None}
     path = Path(cli["config"]) if "config" in cli else find_config(cwd, env)
     file = read_config(path)
@@ -132,6 +134,7 @@ def load_settings(
         config_file=path,
         batch=bool(cli.get("batch", False)),
         batch_limits=BatchLimits.from_env(env) if cli.get("batch") else BatchLimits(),
+        strict_output=bool(cli.get("strict_output", False)),
     )
 
 

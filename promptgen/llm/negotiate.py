@@ -1,5 +1,6 @@
 """One call to a backend, as the gateway makes it: the structured-output mode stepped
-down when a server refuses it (HTTP 400), transient failures retried with backoff
+down when a server refuses it (HTTP 400; kept for that schema on that model, see
+llm/refusals.py), transient failures retried with backoff
 (honouring Retry-After) inside the model's concurrency slot, and a faulty reply (empty
 or cut off) asked again as the same request (`RetryPolicy.fault_retries`)."""
 
@@ -11,25 +12,25 @@ from typing import Protocol
 from promptgen.llm.backend import Backend
 from promptgen.llm.batcher import Attempt
 from promptgen.llm.limits import Limits
+from promptgen.llm.refusals import MODES
 from promptgen.llm.replies import RetryPolicy, faulty, mended, with_schema
 from promptgen.llm.types import CallError, ChatRequest, RawReply
 from promptgen.results import Usage
 
-# Structured-output modes, strongest first; a server that refuses one gets the next.
-MODES = ("json_schema", "json_object", "prompt")
-
 
 class Gateway(Protocol):
     """What a call needs from the gateway (`LLM`): the concurrency slots, how many calls
-    a backend may have in flight, the retry policy, and where a model's structured-output
-    mode is kept once a server refused a stronger one."""
+    a backend may have in flight, the retry policy, and where a schema's structured-output
+    mode on a model is kept once a server refused a stronger one."""
 
     limits: Limits
     retry: RetryPolicy
 
     def concurrency_for(self, backend: Backend) -> int: ...
 
-    def step_down(self, model_id: str, mode: str) -> None: ...
+    def schema_refused(
+        self, model_id: str, request: ChatRequest, refusals: list[tuple[str, str]], mode: str
+    ) -> None: ...
 
 
 async def negotiate(
@@ -67,8 +68,11 @@ async def again_if_faulty(
 async def _negotiate(
     llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
 ) -> tuple[Attempt, str]:
-    """One ask, stepping down the structured-output mode; the mode it ended in."""
+    """One ask, stepping down the structured-output mode; the mode it ended in. A mode
+    counts as refused once a weaker one is answered: a 400 every mode gets (a context too
+    long, a parameter the server does not take) is the call's error, no refusal."""
     total_attempts = 0
+    refusals: list[tuple[str, str]] = []  # (mode, the server's message)
     while True:
         sent = request
         if mode in ("json_object", "prompt", "grammar") and request.json_schema is not None:
@@ -78,6 +82,8 @@ async def _negotiate(
         reply, attempts, err = await call_with_retries(llm, backend, model_id, sent, mode)
         total_attempts += attempts
         if reply is not None:
+            if refusals:  # under --strict-output this raises (SchemaRefusedError)
+                llm.schema_refused(model_id, request, refusals, mode)
             usage = Usage(
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
@@ -87,8 +93,8 @@ async def _negotiate(
             return (reply, usage, total_attempts, None), mode
         assert err is not None
         if err.status == 400 and mode in MODES[:-1]:
+            refusals.append((mode, err.message))
             mode = MODES[MODES.index(mode) + 1]
-            llm.step_down(model_id, mode)
             continue
         where = f"HTTP {err.status}, " if err.status else ""
         message = f"{model_id}: {err.message} ({where}{total_attempts} attempt(s))"

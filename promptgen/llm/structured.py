@@ -2,7 +2,8 @@
 
 Never CSV. The schema goes to the provider as a strict `json_schema` response format
 where supported; otherwise the schema is stated in the prompt. Either way the answer is
-validated, and one repair turn quoting the validation error is allowed.
+validated (a list or string over its bound is cut to it: llm/fit.py), and one repair
+turn quoting the validation error is allowed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+
+from promptgen.llm.fit import fit_json, fit_model, stated
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
 
@@ -69,11 +72,16 @@ class OutputSpec:
             return None, f"not JSON: {err.msg}"
         from jsonschema import Draft202012Validator  # only when a schema is checked
 
-        errors = sorted(Draft202012Validator(self.schema).iter_errors(value), key=str)
+        validator = Draft202012Validator(self.schema)
+        errors = sorted(validator.iter_errors(value), key=str)
         if errors:
+            # Over a maxItems or maxLength: cut to it, if that makes the answer valid.
+            fitted, valid = fit_json(value, lambda v: list(validator.iter_errors(v)))
+            if valid:
+                return fitted, None
             first = errors[0]
             where = ".".join(str(p) for p in first.absolute_path) or "answer"
-            return None, f"{where}: {first.message}"[:1500]
+            return None, f"{where}: {stated(first) or first.message}"[:1500]
         return value, None
 
 
@@ -146,9 +154,13 @@ def extract_json(text: str) -> str:
 
 def parse(text: str, model: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
     """(object, None) when `text` validates, else (None, a short error for the repair turn)."""
+    raw = extract_json(text)
     try:
-        return model.model_validate_json(extract_json(text)), None
+        return model.model_validate_json(raw), None
     except ValidationError as err:
+        fitted = fit_model(raw, model, err)  # a list or string over its bound, cut to it
+        if fitted is not None:
+            return fitted, None
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in err.errors()
         )

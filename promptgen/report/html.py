@@ -139,7 +139,15 @@ def _summary(ctx: Context) -> str:
     )
     empty = "" if runs else f'<p class="empty">{NO_RUNS}</p>'
     headline = f'<p id="headline" class="headline">{escape(counts.headline())}</p>'
-    return f'{headline}<div class="cards">{html}</div>{empty}'
+    return f'{headline}<div class="cards">{html}</div>{_refusals(ctx)}{empty}'
+
+
+def _refusals(ctx: Context) -> str:
+    """The schemas a server refused, as report.md's summary lists them."""
+    if not ctx.schema_refusals:
+        return ""
+    items = "".join(f"<li>{escape(r.said())}</li>" for r in ctx.schema_refusals)
+    return f'<p class="hint">Schemas refused:</p><ul class="refusals">{items}</ul>'
 
 
 def _results(ctx: Context) -> str:

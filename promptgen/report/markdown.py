@@ -84,6 +84,9 @@ def _summary(ctx: Context) -> str:
             "(not the batch rate):"
         )
         lines += [f"  - {text(note)}" for note in fallbacks]
+    if ctx.schema_refusals:  # a server refused a schema: asked another way, or stopped
+        lines.append(f"- **Schemas refused:** {len(ctx.schema_refusals)}")
+        lines += [f"  - {text(r.said())}" for r in ctx.schema_refusals]
     if not runs:
         lines.append(f"\n> {NO_RUNS}")
     return "\n".join(lines)

@@ -203,6 +203,24 @@ def test_a_failed_judgement_is_left_out_and_said(tmp_path: Path) -> None:
     assert result.reason.startswith("mean of [5, 5]: 5 (1 of 3 judgements failed: ")
 
 
+def test_a_rubric_longer_than_its_count_is_cut_to_it(tmp_path: Path) -> None:
+    # A server that does not keep to the rubric's bound (maxItems 3: left out of the
+    # schema sent, or refused) answers six criteria. The first three are the rubric, not
+    # a failed verdict ("rubric: List should have at most 3 items after validation").
+    metric = load(judge_file(tmp_path, RUBRIC_JUDGE.replace("count: 2", "count: 3")))
+    responder = SeededResponder([4, 5, 3])
+    six = [f"Criterion {i}." for i in range(1, 7)]
+    with FakeLLM(responder=responder) as fake:
+        fake.queue(Reply(content=json.dumps({"rubric": six})))
+        result = verdict(metric, fake, tmp_path)
+    assert (result.score, result.outcome, result.error) == (75.0, "ok", None)
+    assert schema_names(fake) == ["VerdictRubric", *["VerdictJudgement"] * 3]  # no repair
+    assert fake.requests[1]["messages"][1]["content"] == (
+        "Criteria:\n1. Criterion 1.\n2. Criterion 2.\n3. Criterion 3.\n\n"
+        "Review: review number 0\nLabel: positive"
+    )
+
+
 def test_a_judge_template_reading_what_is_not_given_is_refused(tmp_path: Path) -> None:
     path = judge_file(tmp_path, "---\nscale: 1-5\n---\n@user\nRate {source.tone}\n")
     with pytest.raises(BadInputError) as info:
