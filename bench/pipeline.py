@@ -81,8 +81,9 @@ async def _timed(
     prepared: promptgen.Prepared, global_limit: int, spans: list | None = None
 ) -> tuple[Context, float, int]:
     """The stages through the library API, without saving; wall time of the stages.
-    `spans`, when given, receives every call's (stage, start, end)."""
-    llm = LLM(prepared.cfg.settings, global_limit=global_limit)
+    `spans`, when given, receives every call's (stage, start, end). Every model's limit
+    starts at `global_limit` (the gateway's own start is 8, growing from there)."""
+    llm = LLM(prepared.cfg.settings, global_limit=global_limit, start_limit=global_limit)
     llm.usage.timeline = spans
     started = time.perf_counter()
     ctx = await promptgen.run_async(prepared, llm=llm, save=False)
