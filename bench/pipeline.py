@@ -20,12 +20,23 @@ per call. Prints:
    --runs-per-test 2` would (no response cache), with the effort's own maxTestsToRun (10,
    30, 100, all; or --max-tests-to-run), and once more with `--groundtruth-model gt-model`.
 
-`--vs-serial` adds the same work at concurrency 1 (one call in flight per model) where it
-is expected to take at most --serial-budget seconds. With --local, also times
-`--effort min` with the embedded 1.5B model.
+5. The chain at the gateway's defaults: the speech-tag workload at medium, as section 3
+   runs it but with no --concurrency (a model's limit starts at 8 and adapts,
+   promptgen/llm/adaptive.py), against the fake server and against
+   ../shared/tools/mockllm.py at --latency (skipped, saying so, where it is absent): the
+   declared levels (pipeline.critical_path) x latency, the wall, their ratio, the time
+   calls waited for a slot (from wanting one to holding it, summed; both servers take
+   every call, so every wait is one the server would not have asked for), the peak in
+   flight, and per model the calls, waits, peak in flight and where its limit ended.
+
+Sections 1-4 set the gateway's limits to the widest round (`fan_out`), so they measure
+the chain and the client, not the limit. `--vs-serial` adds the same work at
+concurrency 1 (one call in flight per model) where it is expected to take at most
+--serial-budget seconds. With --local, also times `--effort min` with the embedded 1.5B
+model. `--chain` runs section 5 alone.
 
     python bench/pipeline.py [--latency 0.3] [--vs-serial] [--serial-budget 60] [--levels]
-                             [--max-tests-to-run N] [--skip-startup] [--local]
+                             [--max-tests-to-run N] [--skip-startup] [--local] [--chain]
 """
 
 from __future__ import annotations
@@ -34,9 +45,12 @@ import argparse
 import asyncio
 import dataclasses
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +69,14 @@ from bench.levels import levels
 from promptgen import Context, Evaluation, Models, Options, Run, RunConfig, save_context
 from promptgen.api import gateway_settings
 from promptgen.llm import LLM
+from promptgen.llm.limits import Limits
 from promptgen.pipeline import critical_path, plan
 from promptgen.selection import eval_tests
 
 PROMPT = REPO / "bench" / "fixtures" / "two-scenarios.prompty"
 SPEECH_TAG = REPO.parent / "shared" / "corpus" / "promptpex" / "samples" / "speech-tag"
 WORD_TAG = REPO / "bench" / "fixtures" / "word-tag.prompty"
+MOCKLLM = REPO.parent / "shared" / "tools" / "mockllm.py"
 GT_LOW_SHARE = 0.3  # groundtruth answers the fake judge scores below the threshold
 EFFORTS = ("min", "low", "medium", "high")
 LOCAL_SAMPLE = REPO / "samples" / "classify-sentiment.prompty"
@@ -78,17 +94,21 @@ def _prepare(source: Path | str, options: Options, tmp: Path) -> promptgen.Prepa
 
 
 async def _timed(
-    prepared: promptgen.Prepared, global_limit: int, spans: list | None = None
-) -> tuple[Context, float, int]:
+    prepared: promptgen.Prepared,
+    global_limit: int | None,
+    spans: list | None = None,
+    start_limit: int | None = None,
+) -> tuple[Context, float, int, Limits]:
     """The stages through the library API, without saving; wall time of the stages.
-    `spans`, when given, receives every call's (stage, start, end)."""
-    llm = LLM(prepared.cfg.settings, global_limit=global_limit)
+    `spans`, when given, receives every call's (stage, start, end). None for the limits:
+    the gateway's defaults. Returns the gateway's limits too (what calls waited)."""
+    llm = LLM(prepared.cfg.settings, global_limit=global_limit, start_limit=start_limit)
     llm.usage.timeline = spans
     started = time.perf_counter()
     ctx = await promptgen.run_async(prepared, llm=llm, save=False)
     wall = time.perf_counter() - started
     await llm.aclose()
-    return ctx, wall, llm.usage.totals.total.calls
+    return ctx, wall, llm.usage.totals.total.calls, llm.limits
 
 
 def server_requests(url: str) -> int:
@@ -126,7 +146,7 @@ def measure(
         width = concurrency or fan_out(prepared.ctx, prepared.cfg)
         prepared.cfg.settings.cache_dir = cache
         prepared.cfg.settings.concurrency = width  # wider than the flag allows
-        ctx, wall, calls = asyncio.run(_timed(prepared, max(32, width), spans))
+        ctx, wall, calls, _ = asyncio.run(_timed(prepared, max(32, width), spans, width))
         return ctx, wall, prepared.cfg, calls
 
 
@@ -187,7 +207,8 @@ def evaluate_once(
 def fan_out(ctx: Context, cfg: RunConfig) -> int:
     """Calls of the widest round: the runs beside the groundtruth answers, or the metrics.
     The bench sets the gateway's concurrency (per model and overall) to it, so no call
-    waits for a slot: the default of 8 per model would make the bench measure the limit."""
+    waits for a slot: the gateway's own limit (8 per model at first, growing as answers
+    come) would make the bench measure the limit; section 5 (`chain`) measures that."""
     calls = plan(ctx, cfg)
     return max(calls.get("runs", 0) + calls.get("groundtruth", 0), calls.get("metrics", 0))
 
@@ -229,6 +250,7 @@ def remote(
     try:
         workload(latency, serial, budget, show_levels)
         evaluation(latency, contexts, serial, budget, max_tests)
+        chain(latency)
     finally:
         shutil.rmtree(contexts, ignore_errors=True)
 
@@ -290,7 +312,8 @@ def evaluation(
     )
     print(
         "(--concurrency = the widest round's calls, per model and overall, so no call waits "
-        "for a gateway slot [default 8 per model];\n no response cache, context saves not "
+        "for a gateway slot [the gateway's own: from 8 per model, see --chain];\n no response "
+        "cache, context saves not "
         "timed; a fresh fake server per evaluation; overhead = (wall - rounds*latency) / calls;\n"
         " each run is judged as soon as it finishes, so the runs stage includes most judging)"
     )
@@ -337,6 +360,85 @@ def evaluation(
         )
 
 
+@contextmanager
+def mockllm(latency: float) -> Iterator[str]:
+    """../shared/tools/mockllm.py at `latency`, in its own process; yields its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, str(MOCKLLM), "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        yield f"http://127.0.0.1:{proc.stdout.readline().split()[-1]}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def at_defaults(url: str, prompt: Path, effort: str) -> tuple[Context, float, RunConfig, Limits]:
+    """The speech-tag workload as `workload_once` runs it, with the gateway's own limits
+    (no --concurrency: each model starts at 8 and adapts) and no response cache."""
+    options = Options(
+        effort=effort,
+        models=Models(api_base=url, **EVALUATION, **GROUNDTRUTH),
+        evaluation=Evaluation(runs_per_test=2),
+        run=Run(fresh=True, cache=False),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        options.run.out = Path(tmp) / "out"
+        prepared = _prepare(prompt, options, Path(tmp))
+        ctx, wall, _, limits = asyncio.run(_timed(prepared, None))
+    unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
+    assert not unfinished, f"stages did not finish: {unfinished}"
+    return ctx, wall, prepared.cfg, limits
+
+
+def chain(latency: float, effort: str = "medium") -> None:
+    prompt, where = speech_tag_prompt()
+    print()
+    print(
+        f"the chain at the gateway's defaults: {where} at {effort}, with evaluation and "
+        "groundtruth as above;\nno --concurrency: a model's limit starts at 8 and grows "
+        "while the server takes the calls (both servers take every call)"
+    )
+    print(
+        "server                 tests  calls  declared  x latency  wall (s)  wall/declared"
+        "  waited for a slot  peak in flight"
+    )
+    servers: list[tuple[str, Any]] = [
+        (
+            f"fake, {latency * 1000:.0f} ms",
+            lambda: fake_server(latency, pipeline=True, groundtruth_low_share=GT_LOW_SHARE),
+        )
+    ]
+    if MOCKLLM.is_file():
+        servers.append((f"mockllm --latency {latency:g}", lambda: mockllm(latency)))
+    else:
+        print(f"(mockllm not found at {MOCKLLM}: its row is skipped)")
+    for label, server in servers:
+        with server() as url:
+            ctx, wall, cfg, limits = at_defaults(url, prompt, effort)
+        declared = critical_path(cfg)
+        models = limits.limiters()
+        waited = sum(m.waited for m in models.values())
+        waits = sum(m.waits for m in models.values())
+        calls = sum(m.calls for m in models.values())
+        print(
+            f"{label:<22} {len(ctx.tests):>5}  {calls:>5}  {declared:>8}"
+            f"  {declared * latency:9.2f}  {wall:8.2f}"
+            f"  {wall / (declared * latency):13.2f}  {waited:7.1f} s, {waits:>4}"
+            f"  {limits.peak_in_flight:>14}"
+        )
+        for model, m in models.items():
+            print(
+                f"    {model:<16} {m.calls:>5} calls  {m.waits:>4} waited {m.waited:7.1f} s"
+                f"  peak {m.peak_in_flight:>4} in flight  limit 8 -> {m.limit} (peak"
+                f" {m.peak_limit}, ceiling {m.ceiling})  429s {m.rate_limits}"
+            )
+
+
 def local() -> None:
     print("embedded model local/qwen2.5-coder-1.5b, --effort min, samples/" + LOCAL_SAMPLE.name)
     ctx, wall, _ = run_once(
@@ -376,7 +478,13 @@ def main() -> None:
     )
     parser.add_argument("--skip-startup", action="store_true", help="skip the start-up figures")
     parser.add_argument("--local", action="store_true", help="also time the embedded model")
+    parser.add_argument(
+        "--chain", action="store_true", help="only the chain at the gateway's defaults"
+    )
     args = parser.parse_args()
+    if args.chain:
+        chain(args.latency)
+        return
     if not args.skip_startup:
         figures = startup.report(repeat=5)
         print(f"  (target: first request within 0.4 s; {figures['first_call']:.3f} s)\n")

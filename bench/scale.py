@@ -92,7 +92,7 @@ def widen(ctx: Context, tests: int) -> Context:
 
 async def _evaluate(prepared: promptgen.Prepared, concurrency: int) -> tuple[Context, Pace, int]:
     """What `promptgen.run_async` does, keeping the runner's save figures."""
-    llm = LLM(prepared.cfg.settings, global_limit=concurrency)
+    llm = LLM(prepared.cfg.settings, global_limit=concurrency, start_limit=concurrency)
     saver = Saver(prepared.out / "context.json")
     try:
         runner = Runner(prepared.ctx, prepared.cfg, llm, PlainReporter(quiet=True), saver)

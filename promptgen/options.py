@@ -436,7 +436,12 @@ class Models(_Group):
     concurrency: Annotated[
         int | None,
         Field(ge=1, le=MAX_CONCURRENCY),
-        Opt("Calls in flight per model [8].", MODELS, persist=False),
+        Opt(
+            "The most calls in flight per model: the limit starts at 8 and grows while the"
+            " provider takes more [256].",
+            MODELS,
+            persist=False,
+        ),
     ] = Field(None, exclude=True)
     strict_output: Annotated[
         bool,

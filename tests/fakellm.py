@@ -2,8 +2,9 @@
 
 Real HTTP, so litellm and the openai SDK run for real. Queue scripted replies, or set
 a responder function; inject errors (429 with Retry-After, 500, malformed JSON, a
-dropped connection, a slow answer); read back every request and the peak number of
-requests in flight.
+dropped connection, a slow answer); answer 429 at once above `max_concurrency`
+requests in flight (a provider's concurrency limit); read back every request and the
+peak number of requests in flight (those answered 429 at once not counted).
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class FakeLLM:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # Above this many requests in flight, 429 with Retry-After: 0 at once (None: no cap).
+        self.max_concurrency: int | None = None
+        self.refused = 0  # requests answered 429 by that cap
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -111,8 +115,12 @@ class FakeLLM:
         self.stop()
 
     def _next(self, body: dict[str, Any]) -> Reply:
+        """The reply to send after the latency (`_REFUSED`: at once, not in flight)."""
         with self._lock:
             self.requests.append(body)
+            if self.max_concurrency is not None and self.in_flight >= self.max_concurrency:
+                self.refused += 1
+                return _REFUSED
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             extra = self.rng.uniform(0, self.jitter) if self.jitter else 0.0
@@ -154,6 +162,9 @@ class FakeLLM:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = fake._next(body)
+                if reply is _REFUSED:  # over the concurrency cap: no latency, not in flight
+                    self._send(*answer(body, reply))
+                    return
                 try:
                     time.sleep(fake.latency + reply.delay)
                     if reply.drop:
@@ -165,6 +176,10 @@ class FakeLLM:
                     fake._done()
 
         return Handler
+
+
+# The answer above `FakeLLM.max_concurrency` requests in flight.
+_REFUSED = Reply(status=429, headers={"Retry-After": "0"})
 
 
 def _delayed(reply: Reply, extra: float) -> Reply:
@@ -185,7 +200,7 @@ def answer(body: dict[str, Any], reply: Reply) -> tuple[int, bytes, dict[str, st
     if reply.status != 200:
         error = {"error": {"message": f"fake error {reply.status}", "type": "x"}}
         return reply.status, json.dumps(error).encode(), reply.headers
-    return 200, json.dumps(_completion(body, reply)).encode(), {}
+    return 200, json.dumps(_completion(body, reply)).encode(), reply.headers
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -16,7 +16,8 @@ HI = [{"role": "user", "content": "Say hi"}]
 def _gateway(url: str, tmp_path: Path) -> LLM:
     cli = {"api_base": url, "rules": "openai/fake", "cache": False, "concurrency": 64}
     settings = load_settings(cli, env={}, cwd=tmp_path)
-    llm = LLM(settings, retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05))
+    retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
+    llm = LLM(settings, retry=retry, start_limit=64)  # 64 in flight from the first call
     OPEN_GATEWAYS.append(llm)
     return llm
 

@@ -63,7 +63,7 @@ def configure(
     api_version: Annotated[
         str | None, Opt(help=f"Azure API version ({AZURE_API_VERSION}).")
     ] = None,
-    concurrency: Annotated[int | None, Opt(help="Calls in flight per model.")] = None,
+    concurrency: Annotated[int | None, Opt(help="The most calls in flight per model.")] = None,
     folder: Annotated[
         Path, Opt("--dir", help="Folder for promptgen.toml and .env.", file_okay=False)
     ] = Path("."),

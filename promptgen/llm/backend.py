@@ -14,15 +14,19 @@ from promptgen.llm.types import ChatRequest, RawReply
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
 
-# Calls in flight per model when neither the backend nor --concurrency sets a number.
+# Calls in flight per model at first when neither the backend nor --concurrency sets a
+# lower number; the limit then grows while the provider takes more (llm/adaptive.py), up
+# to --concurrency, else DEFAULT_CEILING.
 DEFAULT_CONCURRENCY = 8
+DEFAULT_CEILING = 256
 
 
 @dataclass(frozen=True, kw_only=True)
 class BackendPolicy:
     """How the gateway calls a backend.
 
-    concurrency: calls in flight per model; None means --concurrency, else the default.
+    concurrency: calls in flight per model, fixed; None means the adaptive limit (from
+        DEFAULT_CONCURRENCY up to --concurrency, else DEFAULT_CEILING).
     cancellable: whether a call is abandoned at its timeout; one that is not runs to its
         end (bounded by max_tokens).
     structured_mode: "negotiate" asks for a JSON Schema answer and steps down when the

@@ -21,13 +21,13 @@ from typing import Any, Unpack, overload
 from pydantic import BaseModel
 
 from promptgen.llm import structured
-from promptgen.llm.backend import DEFAULT_CONCURRENCY, Backend
+from promptgen.llm.backend import DEFAULT_CEILING, DEFAULT_CONCURRENCY, Backend
 from promptgen.llm.batch import BatchAPI, current_label
 from promptgen.llm.batcher import Attempt, Batcher
 from promptgen.llm.cache import ResponseCache
 from promptgen.llm.choices import candidates
 from promptgen.llm.config import GatewaySettings, load_settings
-from promptgen.llm.limits import Limits
+from promptgen.llm.limits import Bounds, Limits, global_cap
 from promptgen.llm.negotiate import again_if_faulty, negotiate
 from promptgen.llm.refusals import Key, SchemaModes, lower, strict_error
 from promptgen.llm.replies import (
@@ -60,12 +60,15 @@ class LLM:
         *,
         retry: RetryPolicy | None = None,
         global_limit: int | None = None,
+        start_limit: int | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         register_environment()  # provider keys, so no error text quotes them (docs/llm.md)
         self.retry = retry or RetryPolicy()
-        per_model = self.settings.concurrency or DEFAULT_CONCURRENCY
-        self.limits = Limits(global_limit or max(32, 4 * per_model))
+        # Where a model's limit starts (a benchmark may start it wider than the default).
+        self.start_limit = start_limit or DEFAULT_CONCURRENCY
+        ceiling = self.settings.concurrency or DEFAULT_CEILING
+        self.limits = Limits(global_limit or global_cap(ceiling))
         self.usage = UsageTracker()
         self.cache: ResponseCache | None = None
         if self.settings.cache:
@@ -141,9 +144,17 @@ class LLM:
         backend, name = self.backend_for(self.settings.resolve(model))
         return backend.stores_completions(name)
 
-    def concurrency_for(self, backend: Backend) -> int:
+    def concurrency_for(self, backend: Backend, model_id: str = "") -> Bounds:
+        """A model's limit: a backend's fixed number (the embedded model: 1), else from 8
+        up to --concurrency, learning from the provider's other models: the --api-base
+        server, or litellm's provider prefix (llm/adaptive.py)."""
         fixed = backend.policy.concurrency
-        return fixed if fixed is not None else self.settings.concurrency or DEFAULT_CONCURRENCY
+        if fixed is not None:
+            return Bounds(fixed, fixed)
+        ceiling = self.settings.concurrency or DEFAULT_CEILING
+        api_base = self._api_base(backend)
+        provider = api_base if api_base else model_id.partition("/")[0]
+        return Bounds(min(self.start_limit, ceiling), ceiling, provider)
 
     # -- the call --------------------------------------------------------------------
 

@@ -70,6 +70,12 @@ class JsonClient:
         self, path: str, body: dict[str, Any], headers: dict[str, str], timeout: float
     ) -> Any:
         """The answer's JSON; any failure is a classified CallError."""
+        return (await self.exchange(path, body, headers, timeout))[0]
+
+    async def exchange(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], timeout: float
+    ) -> tuple[Any, dict[str, str]]:
+        """The answer's JSON and its headers (lower-case names), as `post`."""
         data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         extra = "".join(f"{_header_name(k)}: {_header_value(v)}\r\n" for k, v in headers.items())
         try:
@@ -87,7 +93,7 @@ class JsonClient:
         if status >= 400:
             raise _status_error(status, raw, head)
         try:
-            return json.loads(raw)
+            return json.loads(raw), head
         except ValueError as exc:
             raise CallError("the server's answer is not JSON", retryable=True) from exc
 
@@ -241,8 +247,10 @@ def _status_error(status: int, raw: bytes, headers: Any) -> CallError:
         return CallError(
             text, status=429, retryable=True, retry_after=retry_after, rate_limited=True
         )
-    if status >= 500:
-        return CallError(text, status=status, retryable=True, retry_after=retry_after)
+    if status >= 500:  # 503: overloaded, which lowers the model's limit as a 429 does
+        return CallError(
+            text, status=status, retryable=True, retry_after=retry_after, rate_limited=status == 503
+        )
     return CallError(text, status=status, retryable=status not in _NO_RETRY)
 
 

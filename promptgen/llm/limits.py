@@ -3,47 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
 from promptgen.errors import sole_error
+from promptgen.llm.adaptive import AdaptiveLimiter, Provider, RateHeaders
 
 T = TypeVar("T")
 
 
-class AdaptiveLimiter:
-    """At most `limit` calls in flight; halves after a 429, creeps back up on success."""
+class Slot:
+    """One call's hold on its model's limiter: what the call tells it when it is over."""
 
-    def __init__(self, limit: int, *, recover_after: int = 10) -> None:
-        self.max_limit = max(1, limit)
-        self.limit = self.max_limit
-        self.in_flight = 0
-        self.recover_after = recover_after
-        self._successes = 0
-        self._cond = asyncio.Condition()
+    def __init__(self, limiter: AdaptiveLimiter, epoch: int, depth: int) -> None:
+        self.limiter, self.epoch, self.depth = limiter, epoch, depth
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-        try:
-            yield
-        finally:
-            async with self._cond:
-                self.in_flight -= 1
-                self._cond.notify(1)  # one freed slot wakes one waiter, not the whole queue
+    def succeeded(self, rate: RateHeaders | None = None) -> None:
+        self.limiter.succeeded(rate, depth=self.depth)
 
     def rate_limited(self) -> None:
-        self.limit = max(1, self.limit // 2)
-        self._successes = 0
+        self.limiter.rate_limited(self.epoch)
 
-    def succeeded(self) -> None:
-        self._successes += 1
-        if self.limit < self.max_limit and self._successes >= self.recover_after:
-            self.limit += 1
-            self._successes = 0
+
+@dataclass(frozen=True)
+class Bounds:
+    """A model's limit: where it starts, the most it may grow to, and the provider
+    whose other models' answers it learns from (llm/adaptive.py)."""
+
+    start: int
+    ceiling: int
+    provider: str = ""
 
 
 class Limits:
@@ -53,18 +45,54 @@ class Limits:
         self.global_limit = global_limit
         self._global = asyncio.Semaphore(global_limit)
         self._models: dict[str, AdaptiveLimiter] = {}
+        self._providers: dict[str, Provider] = {}
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
-    def for_model(self, model: str, limit: int) -> AdaptiveLimiter:
+    def for_model(self, model: str, bounds: Bounds | int) -> AdaptiveLimiter:
+        """The model's limiter, made with `bounds` (a number: fixed at it) on first use."""
         limiter = self._models.get(model)
         if limiter is None:
-            limiter = self._models[model] = AdaptiveLimiter(limit)
+            if isinstance(bounds, int):
+                bounds = Bounds(bounds, bounds)
+            provider = self._providers.setdefault(bounds.provider, Provider())
+            limiter = AdaptiveLimiter(bounds.start, bounds.ceiling, provider=provider)
+            self._models[model] = limiter
         return limiter
 
+    def limiters(self) -> dict[str, AdaptiveLimiter]:
+        """Every model's limiter, by model id (their figures: bench/pipeline.py)."""
+        return dict(self._models)
+
     @asynccontextmanager
-    async def slot(self, model: str, limit: int) -> AsyncIterator[AdaptiveLimiter]:
-        limiter = self.for_model(model, limit)
-        async with limiter.slot(), self._global:
-            yield limiter
+    async def slot(self, model: str, bounds: Bounds) -> AsyncIterator[Slot]:
+        limiter = self.for_model(model, bounds)
+        asked, queued = time.monotonic(), not limiter.free() or self._global.locked()
+        async with limiter.slot() as (epoch, depth):
+            await self._global.acquire()
+            if queued:  # from wanting a slot to holding both (the model's, the global one)
+                limiter.waited += time.monotonic() - asked
+                limiter.waits += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                yield Slot(limiter, epoch, depth)
+            finally:
+                self.in_flight -= 1
+                self._global.release()
+
+
+def global_cap(ceiling: int) -> int:
+    """Calls in flight over all models: 4x a model's ceiling, at least 32, and at most
+    half the process's open-file limit (every call in flight holds a connection)."""
+    try:
+        import resource
+
+        files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):  # not on this platform
+        files = -1
+    cap = 4 * ceiling if files < 0 else min(4 * ceiling, files // 2)
+    return max(32, cap)
 
 
 async def bounded_gather(

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from promptgen.llm.backend import Backend
 from promptgen.llm.batcher import Attempt
-from promptgen.llm.limits import Limits
+from promptgen.llm.limits import Bounds, Limits
 from promptgen.llm.refusals import MODES
 from promptgen.llm.replies import RetryPolicy, faulty, mended, with_schema
 from promptgen.llm.types import CallError, ChatRequest, RawReply
@@ -26,7 +26,7 @@ class Gateway(Protocol):
     limits: Limits
     retry: RetryPolicy
 
-    def concurrency_for(self, backend: Backend) -> int: ...
+    def concurrency_for(self, backend: Backend, model_id: str = "") -> Bounds: ...
 
     def schema_refused(
         self, model_id: str, request: ChatRequest, refusals: list[tuple[str, str]], mode: str
@@ -104,25 +104,25 @@ async def _negotiate(
 async def call_with_retries(
     llm: Gateway, backend: Backend, model_id: str, request: ChatRequest, mode: str
 ) -> tuple[RawReply | None, int, CallError | None]:
-    limit = llm.concurrency_for(backend)
+    bounds = llm.concurrency_for(backend, model_id)
     cancellable = backend.policy.cancellable
     attempt = 0
     while True:
         attempt += 1
-        async with llm.limits.slot(model_id, limit) as limiter:
+        async with llm.limits.slot(model_id, bounds) as slot:
             try:
                 call = backend.chat(request, mode)
                 # A call that cannot be cancelled is bounded by max_tokens instead.
                 timeout = request.timeout + 5
                 reply = await (asyncio.wait_for(call, timeout) if cancellable else call)
-                limiter.succeeded()
+                slot.succeeded(reply.rate)
                 return reply, attempt, None
             except TimeoutError:
                 error = CallError(f"timed out after {request.timeout:g}s", retryable=True)
             except CallError as err:
                 error = err
                 if err.rate_limited:
-                    limiter.rate_limited()
+                    slot.rate_limited()
         if not error.retryable or attempt >= llm.retry.max_attempts:
             return None, attempt, error
         await asyncio.sleep(llm.retry.delay(attempt, error.retry_after))

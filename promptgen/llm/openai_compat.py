@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.http import JsonClient
 from promptgen.llm.types import ChatRequest, RawReply
-from promptgen.llm.wire import chat_reply
+from promptgen.llm.wire import chat_reply, rate_headers
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
@@ -82,8 +82,10 @@ class OpenAICompatBackend:
         params["model"] = request.model.removeprefix("openai/")
         timeout = params.pop("timeout")
         headers = _headers(params)
-        response = await self._http.post("/chat/completions", params, headers, timeout)
-        return chat_reply(response)
+        response, head = await self._http.exchange("/chat/completions", params, headers, timeout)
+        reply = chat_reply(response)
+        reply.rate = rate_headers(head)
+        return reply
 
 
 def _headers(params: dict[str, Any]) -> dict[str, str]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
-from promptgen.llm.wire import classify, load_litellm
+from promptgen.llm.wire import classify, load_litellm, rate_headers
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
@@ -116,6 +116,8 @@ class RemoteBackend:
             cost = float(litellm.completion_cost(completion_response=response))
         except Exception:
             cost = None
+        hidden = getattr(response, "_hidden_params", None) or {}
+        head = hidden.get("additional_headers") if isinstance(hidden, dict) else None
         return RawReply(
             text=text,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -124,4 +126,5 @@ class RemoteBackend:
             model=getattr(response, "model", None),
             finish_reason=getattr(choice, "finish_reason", None),
             choices=more if len(more) > 1 else [],  # a request with `n`
+            rate=rate_headers({str(k).lower(): str(v) for k, v in dict(head or {}).items()}),
         )

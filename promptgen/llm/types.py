@@ -8,6 +8,7 @@ from typing import Any, Generic, TypedDict, TypeVar
 from pydantic import BaseModel
 
 from promptgen.errors import BadInputError
+from promptgen.llm.adaptive import RateHeaders
 from promptgen.llm.cache import cache_key
 from promptgen.llm.structured import OutputSpec, provider_schema
 from promptgen.results import Fault, Usage
@@ -86,6 +87,8 @@ class RawReply:
     # Every choice, in the provider's order, when a request asked for several (`n`); the
     # tokens and cost above are then the whole request's, the choices' own are zero.
     choices: list[RawReply] = field(default_factory=list)
+    # The provider's request budget, when its reply said it (x-ratelimit-*-requests).
+    rate: RateHeaders | None = None
 
     @property
     def fault(self) -> Fault | None:

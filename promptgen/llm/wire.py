@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import email.utils
 import os
+import re
 import time
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
+from promptgen.llm.adaptive import RateHeaders
 from promptgen.llm.types import CallError, RawReply
 from promptgen.secrets import scrub
 
@@ -39,6 +43,56 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+def rate_headers(headers: Mapping[str, str]) -> RateHeaders | None:
+    """The provider's request budget from a reply's headers (lower-case names), as
+    OpenAI and Azure OpenAI send them, or litellm passes them on (the provider's own
+    under `llm_provider-`, Anthropic's mapped to these names); None when absent."""
+    limit = _count(_header(headers, "x-ratelimit-limit-requests"))
+    remaining = _count(_header(headers, "x-ratelimit-remaining-requests"))
+    if limit is None and remaining is None:
+        return None
+    reset = _header(headers, "x-ratelimit-reset-requests", "anthropic-ratelimit-requests-reset")
+    return RateHeaders(limit=limit, remaining=remaining, reset=parse_reset(reset))
+
+
+def _header(headers: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        for key in (name, f"llm_provider-{name}"):
+            if key in headers:
+                return headers[key]
+    return None
+
+
+def _count(value: str | None) -> int | None:
+    try:
+        return int(float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_reset(value: str | None) -> float | None:
+    """Seconds from a reset header: a duration as OpenAI writes it ("1s", "6m0s",
+    "20ms"), plain seconds, or a date (RFC 3339, as Anthropic sends it); None if
+    unreadable."""
+    text = (value or "").strip()
+    parts = _DURATION.findall(text)
+    if parts and "".join(n + u for n, u in parts) == text:
+        return sum(float(n) * _UNITS[u] for n, u in parts)
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo else None
+
+
 def _headers(exc: Exception) -> dict[str, str]:
     for attr in ("litellm_response_headers", "headers"):
         headers = getattr(exc, attr, None)
@@ -64,8 +118,14 @@ def classify(exc: Exception) -> CallError:
         return CallError(
             message, status=429, retryable=True, retry_after=retry_after, rate_limited=True
         )
-    if status is not None and status >= 500:
-        return CallError(message, status=status, retryable=True, retry_after=retry_after)
+    if status is not None and status >= 500:  # 503: overloaded, lowers the limit as 429 does
+        return CallError(
+            message,
+            status=status,
+            retryable=True,
+            retry_after=retry_after,
+            rate_limited=status == 503,
+        )
     if status in _NO_RETRY:
         return CallError(message, status=status, retryable=False)
     connection = "Connection" in name or "APIError" in name or status is None
