@@ -17,7 +17,8 @@ from rich.table import Table
 
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.jsonio import read_json
-from promptgen.llm import ALIASES, LLM, Completion, load_settings
+from promptgen.llm import ALIASES, LLM, Completion, GatewaySettings, load_settings
+from promptgen.llm.served import filled, said, served_models, unnamed
 from promptgen.llm.weights import SPECS, cache_root, status
 from promptgen.options import MAX_ANSWER_TOKENS, check_api_base
 from promptgen.secrets import shown
@@ -141,7 +142,7 @@ def ask(
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": prompt}
     ]
-    llm = LLM(settings)
+    llm = LLM(_from_server(settings, model))
 
     async def one_call() -> Completion:
         try:
@@ -175,6 +176,18 @@ def ask(
         f"{result.latency_ms:.0f} ms{', cached' if result.cached else ''}",
         file=sys.stderr,
     )
+
+
+def _from_server(settings: GatewaySettings, model: str) -> GatewaySettings:
+    """With --api-base and no model named for the role asked, the one model the server
+    serves (said on stderr); several are an error listing them (llm/served.py)."""
+    if model not in unnamed(settings) or settings.api_base is None:
+        return settings
+    served = served_models(settings.api_base, settings.timeout)
+    line = said(served, ["--model"])
+    if line is not None:
+        print(f"promptgen: {line}", file=sys.stderr)
+    return filled(settings, served)
 
 
 def _check_number(flag: str, value: float | None, low: float, high: float | None) -> None:
