@@ -162,6 +162,25 @@ def check_ask(fake: FakeLLM, tmp_path: Path) -> None:
     assert fake.requests == []
 
 
+def test_models_shows_what_the_server_serves(tmp_path: Path) -> None:
+    with FakeLLM() as fake:
+        fake.models = ["qwen2.5:7b"]
+        result = promptgen(tmp_path, "models", "--json", "--api-base", fake.url)
+        fake.models = ["b", "a"]
+        table = promptgen(tmp_path, "models", "--api-base", fake.url)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    served = f"the one model {fake.url} serves"
+    assert data["aliases"]["rules"] == {"model": "openai/qwen2.5:7b", "source": served}
+    assert data["aliases"]["store"]["model"] == "openai/default"  # no run calls it
+    assert data["served_models"] == {"models": ["qwen2.5:7b"], "problem": None, "reached": True}
+    assert (
+        f"api base: {fake.url} (serves 2 models: a, b; a run names the one for each "
+        + ("role with no model)\n")
+        in table.stdout
+    )
+
+
 def test_a_batch_asks_once_and_shares_its_gateway(fake: FakeLLM, tmp_path: Path) -> None:
     fake.models = ["qwen2.5:7b"]
     folder = tmp_path / "prompts"
