@@ -54,7 +54,13 @@ def options(effort: str, url: str, out: Path) -> Options:
         effort=effort,
         generation=Generation(baseline_tests=True),
         evaluation=Evaluation(groundtruth=True),
-        models=Models(models=["mock-small", "mock-large"], api_base=f"{url}/v1"),
+        # The mock serves several models: every role is named (the id it was sent before).
+        models=Models(
+            models=["mock-small", "mock-large"],
+            api_base=f"{url}/v1",
+            **dict.fromkeys(("rules_model", "eval_model", "baseline_model"), "openai/default"),
+            groundtruth_model="openai/default",
+        ),
         run=Run(out=out, cache=False),
     )
 

@@ -44,6 +44,7 @@ from promptgen.options import BY_NAME, Options, Run, flat
 from promptgen.pipeline import Runner, models_used
 from promptgen.progress import PlainReporter, Reporter
 from promptgen.rendering.precheck import check_renders
+from promptgen.roles import from_server, kept_sources
 from promptgen.saving import Saver
 from promptgen.secrets import shown
 from promptgen.selection import sample_tests
@@ -89,6 +90,7 @@ def gateway_settings(
         "rules": models.rules_model,
         "eval": models.eval_model,
         "baseline": models.baseline_model,
+        "groundtruth": models.groundtruth_model,
         "api_base": models.api_base,
         "concurrency": models.concurrency,
         "cache": options.run.cache,
@@ -123,12 +125,14 @@ def prepare(
         under_test=configured_models if settings is None else _under_test(settings),
     )
     resolved.run = options.run  # this invocation's own settings
+    kept_sources(sources, ctx.option_sources)
     settings = settings or gateway_settings(resolved)
     notes += _changed(ctx, resolved, given, source) + _kept(resolved, sources)
     ctx.prompt.fixed_inputs = fixed_inputs(ctx.prompt, resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
-    return Prepared(ctx, cfg, out, notes)
+    cfg, said = from_server(ctx, cfg, sources)  # --api-base, and a role with no model
+    return Prepared(ctx, cfg, out, notes + said)
 
 
 def _under_test(settings: GatewaySettings) -> Callable[[], tuple[list[str], str]]:

@@ -25,6 +25,7 @@ from promptgen.errors import PromptgenError
 from promptgen.export import run_exports
 from promptgen.gate import gate, not_evaluated
 from promptgen.llm import LLM, GatewaySettings
+from promptgen.llm.served import ask_for, asked_once, filled
 from promptgen.options import Options
 from promptgen.pipeline import plan as planned_calls
 from promptgen.report.files import write_all
@@ -127,17 +128,19 @@ async def run_batch_async(plan: Plan, options: Options, notify: Notify | None = 
     say = notify or (lambda line: None)
     out = batch_out(options)
     api.check_outputs(out, options.run)
-    shared = LLM(api.gateway_settings(options))
     said: set[str] = set()  # refusals said: once for the batch, not once per prompt
-    try:
-        total = len(plan.prompts)
-        jobs = [
-            _run_one(item, options, out, shared, say, f"[{i}/{total}]", said)
-            for i, item in enumerate(plan.prompts, start=1)
-        ]
-        runs = await asyncio.gather(*jobs)
-    finally:
-        await shared.aclose()
+    with asked_once():  # the server's model list: one question for every prompt
+        settings = api.gateway_settings(options)
+        shared = LLM(filled(settings, ask_for(settings)))
+        try:
+            total = len(plan.prompts)
+            jobs = [
+                _run_one(item, options, out, shared, say, f"[{i}/{total}]", said)
+                for i, item in enumerate(plan.prompts, start=1)
+            ]
+            runs = await asyncio.gather(*jobs)
+        finally:
+            await shared.aclose()
     batch = Batch(out, list(runs), plan.skipped, plan.others)
     write_batch_files(batch, options.run.junit)
     return batch
@@ -223,17 +226,18 @@ def plan_batch(plan: Plan, options: Options) -> list[PlannedPrompt]:
     out = batch_out(options)
     api.check_outputs(out, options.run)
     planned = []
-    for item in plan.prompts:
-        entry = PlannedPrompt(item, out / item.slug)
-        try:
-            if item.error is not None:
-                raise item.error
-            prepared = api.prepare(item.path, _prompt_options(options, entry.out))
-            entry.prepared = prepared
-            entry.calls = sum(planned_calls(prepared.ctx, prepared.cfg).values())
-        except PromptgenError as err:
-            entry.error = err
-        planned.append(entry)
+    with asked_once():
+        for item in plan.prompts:
+            entry = PlannedPrompt(item, out / item.slug)
+            try:
+                if item.error is not None:
+                    raise item.error
+                prepared = api.prepare(item.path, _prompt_options(options, entry.out))
+                entry.prepared = prepared
+                entry.calls = sum(planned_calls(prepared.ctx, prepared.cfg).values())
+            except PromptgenError as err:
+                entry.error = err
+            planned.append(entry)
     return planned
 
 

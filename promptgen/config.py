@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from promptgen.errors import BadInputError
 from promptgen.evaluation import GROUNDTRUTH_JUDGE, Metric, load_metrics
 from promptgen.llm import GatewaySettings
+from promptgen.llm.served import SERVED
 from promptgen.model import PromptUnderTest
 from promptgen.options import (
     BY_KEY,
@@ -194,9 +195,11 @@ def option_problem(err: ValidationError) -> OptionProblem:
 
 
 def saved_flags(options: Options, sources: Mapping[str, str]) -> dict[str, Any]:
-    """What earlier runs got on their command line: it persists when the run resumes."""
+    """What earlier runs got on their command line, and the models they took from the
+    server's list: it persists when the run resumes."""
     values = flat(options, persisted_only=True)
-    return {k: v for k, v in values.items() if sources.get(k, "").startswith(COMMAND_LINE)}
+    kept = (COMMAND_LINE, SERVED)
+    return {k: v for k, v in values.items() if sources.get(k, "").startswith(kept)}
 
 
 @dataclass(frozen=True)
@@ -292,19 +295,28 @@ def build_config(
 ) -> RunConfig:
     """Resolve model aliases and load the metrics (bad metric input raises here)."""
 
+    return RunConfig(
+        options=options,
+        sources=dict(sources or {}),
+        settings=settings,
+        metrics=tuple(load_metrics(prompt, options)),
+        **model_fields(options, settings),
+    )
+
+
+def model_fields(options: Options, settings: GatewaySettings | None) -> dict[str, Any]:
+    """The RunConfig's models, judges and groundtruth model: aliases resolved by
+    `settings` (None: left as aliases)."""
+
     def resolve(name: str) -> str:
         return settings.resolve(name) if settings is not None else name
 
     models = options.models
     judges = tuple(dict.fromkeys(resolve(m) for m in models.eval_models or ["eval"]))
     gt_judges = tuple(dict.fromkeys(resolve(m) for m in models.groundtruth_eval_models))
-    return RunConfig(
-        options=options,
-        sources=dict(sources or {}),
-        settings=settings,
-        models=tuple(resolve(m) for m in models.models),
-        judges=judges,
-        groundtruth_model=resolve(models.groundtruth_model or "groundtruth"),
-        groundtruth_judges=gt_judges or judges,
-        metrics=tuple(load_metrics(prompt, options)),
-    )
+    return {
+        "models": tuple(resolve(m) for m in models.models),
+        "judges": judges,
+        "groundtruth_model": resolve(models.groundtruth_model or "groundtruth"),
+        "groundtruth_judges": gt_judges or judges,
+    }

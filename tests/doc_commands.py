@@ -354,6 +354,9 @@ def _environment(root: Path, api_base: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
     env.update(
         PROMPTGEN_API_BASE=api_base,
+        # The mock serves several models: a role with no model named would stop the run
+        # with their list (docs/llm.md), so every role gets the id it was sent before.
+        PROMPTGEN_MODEL="openai/default",
         OPENAI_API_KEY="sk-doc-commands-not-a-key",
         OPENAI_BASE_URL=api_base,
         GITHUB_TOKEN="ghp_doc_commands_not_a_token",

@@ -4,7 +4,9 @@ Real HTTP, so litellm and the openai SDK run for real. Queue scripted replies, o
 a responder function; inject errors (429 with Retry-After, 500, malformed JSON, a
 dropped connection, a slow answer); answer 429 at once above `max_concurrency`
 requests in flight (a provider's concurrency limit); read back every request and the
-peak number of requests in flight (those answered 429 at once not counted).
+peak number of requests in flight (those answered 429 at once not counted). `GET
+/v1/models` lists `models` (None: HTTP 404; `models_raw`: that body as is), and every
+such request is kept in `model_lookups` (path and headers).
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ class FakeLLM:
         # Above this many requests in flight, 429 with Retry-After: 0 at once (None: no cap).
         self.max_concurrency: int | None = None
         self.refused = 0  # requests answered 429 by that cap
+        # What GET /v1/models lists (None: 404). One model, so a run with no model named
+        # for a role uses it (llm/served.py), named as the id such roles were sent before.
+        self.models: list[str] | None = ["default"]
+        self.models_raw: bytes | None = None  # a /v1/models body sent as is (not JSON, ...)
+        self.model_lookups: list[tuple[str, dict[str, str]]] = []  # (path, headers) asked
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -155,8 +162,16 @@ class FakeLLM:
                 if self.path.rstrip("/").endswith("/stats"):  # what benchmarks count
                     self._send(200, json.dumps({"requests": len(fake.requests)}).encode(), {})
                     return
-                body = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-                self._send(200, json.dumps(body).encode(), {})
+                with fake._lock:
+                    fake.model_lookups.append((self.path, dict(self.headers.items())))
+                if fake.models_raw is not None:
+                    self._send(200, fake.models_raw, {})
+                elif fake.models is None:
+                    error = {"error": {"message": f"Unknown path {self.path}", "type": "x"}}
+                    self._send(404, json.dumps(error).encode(), {})
+                else:
+                    data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
+                    self._send(200, json.dumps({"object": "list", "data": data}).encode(), {})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))

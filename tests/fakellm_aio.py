@@ -20,7 +20,8 @@ from typing import Any
 
 from tests.fakellm import Reply, Responder, answer
 
-_MODELS = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+# GET /v1/models: one model, as tests/fakellm.py lists by default.
+_MODELS = json.dumps({"object": "list", "data": [{"id": "default", "object": "model"}]}).encode()
 
 
 class AsyncFakeLLM:

@@ -15,6 +15,9 @@ import pytest
 from tests.conftest import REPO
 
 MOCK = REPO.parent / "shared" / "tools" / "mockllm.py"
+# The mock serves several models (GET /v1/models), so a run against it names the model of
+# every role it calls: the id those roles were sent before promptgen asked for the list.
+ROLE_MODEL = "openai/default"
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from promptgen.options import Evaluation, Generation, Models, Run
 from promptgen.selection import eval_tests
 from promptgen.stages.tests import empty_slots, note_key, planned, target_rules
 from tests.conftest import REPO
-from tests.mockserver import mockllm
+from tests.mockserver import ROLE_MODEL, mockllm
 
 SAMPLES = sorted(
     p.name
@@ -44,7 +44,12 @@ def options(effort: str, url: str, out: Path) -> Options:
         # The mock's safety verdicts are arbitrary enum picks: keep the flagged tests so
         # every count below stays what the options ask for.
         evaluation=Evaluation(groundtruth=True, keep_unsafe=True),
-        models=Models(models=["mock-small", "mock-large"], api_base=url),
+        models=Models(
+            models=["mock-small", "mock-large"],
+            api_base=url,
+            **dict.fromkeys(("rules_model", "eval_model", "baseline_model"), ROLE_MODEL),
+            groundtruth_model=ROLE_MODEL,
+        ),
         run=Run(out=out, cache=False),
     )
 

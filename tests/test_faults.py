@@ -41,7 +41,7 @@ from promptgen.selection import cells, eval_tests
 from promptgen.stages import groundtruth, runs
 from tests.conftest import OPEN_GATEWAYS, REPO, run
 from tests.fakellm import FakeLLM, Reply, finished_reply
-from tests.mockserver import mockllm
+from tests.mockserver import ROLE_MODEL, mockllm
 from tests.pipeline_fake import PipelineResponder
 from tests.stagekit import config, context, make_llm, schema_names, stage
 
@@ -320,6 +320,7 @@ def promptgen(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTGEN_", "OPENAI_"))}
     env["PROMPTGEN_CACHE_DIR"] = str(tmp / "cache")
     env["PROMPTGEN_TIMEOUT"] = "1"  # the mock's timeout fault holds the line for 2 s
+    env["PROMPTGEN_MODEL"] = ROLE_MODEL  # every role named: the mock serves several models
     return subprocess.run(
         [sys.executable, "-m", "promptgen", *args],
         capture_output=True, text=True, cwd=REPO, env=env, timeout=120,

@@ -151,7 +151,11 @@ def test_the_plan_is_near_the_calls_made_and_a_no_op_resume_says_it_calls_nothin
 ) -> None:
     # The start-of-run line of the fresh run, against the calls it really made (min
     # effort, one model): within 30 %.
-    first = saved_run.stderr.splitlines()[0]
+    using, first = saved_run.stderr.splitlines()[:2]
+    url = saved_run.server.url
+    assert using == f"promptgen: using default, the one model {url} serves " + (
+        "(--rules-model and --eval-model to choose another)"
+    )
     assert first.startswith("promptgen: planned about ") and first.endswith(" model calls")
     planned = int(first.split()[3])
     assert abs(planned - saved_run.calls) <= 0.3 * saved_run.calls, (planned, saved_run.calls)

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages", "mutation"),
     ("progress", "pipeline"),
-    ("api", "mutate", "lve_run", "configure", "importing", "discover"),
+    ("api", "mutate", "lve_run", "configure", "importing", "discover", "roles"),
     ("__init__", "__main__", "cli", "report", "gate", "schemas", "docsgen", "export", "batch"),
 ]  # fmt: skip
 

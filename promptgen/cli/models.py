@@ -17,11 +17,21 @@ from rich.table import Table
 
 from promptgen.errors import BadInputError, PromptgenError
 from promptgen.jsonio import read_json
-from promptgen.llm import ALIASES, LLM, Completion, load_settings
+from promptgen.llm import ALIASES, LLM, Completion, GatewaySettings, load_settings
+from promptgen.llm.served import (
+    Served,
+    ask_for,
+    filled,
+    listing,
+    said,
+    served_models,
+    unnamed,
+)
 from promptgen.llm.weights import SPECS, cache_root, status
 from promptgen.options import MAX_ANSWER_TOKENS, check_api_base
 from promptgen.progress import print_warnings
 from promptgen.secrets import shown
+from promptgen.words import counted
 
 ApiBase = Annotated[
     str | None,
@@ -56,6 +66,8 @@ def models(
 ) -> None:
     """Show what each model alias resolves to (and why), and the local model's state."""
     settings = load_settings({"api_base": _api_base(api_base), "config": config})
+    served = ask_for(settings)  # --api-base and a role with no model: the server's list
+    settings = filled(settings, served)
     local: dict[str, dict[str, Any]] = {
         f"local/{name}": {
             "status": status(spec),
@@ -71,6 +83,7 @@ def models(
         },
         "models_under_test": settings.models_under_test,
         "api_base": settings.api_base,
+        "served_models": _served(served),
         "config_file": str(settings.config_file) if settings.config_file else None,
         "llama_cpp_python": _llama_version(),
         "local_models": local,
@@ -90,7 +103,8 @@ def models(
     table.add_row("under test", escape(under_test), escape(settings.sources["models under test"]))
     console.print(table)
     if settings.api_base:
-        console.print(escape(f"api base: {settings.api_base}"))
+        line = f"api base: {settings.api_base}{_served_note(served)}"
+        console.print(escape(line), soft_wrap=True)
     local_table = Table(title="Embedded local models", title_justify="left")
     for col in ("model", "state", "size", "about"):
         local_table.add_column(col)
@@ -103,6 +117,31 @@ def models(
     )
     line = f"llama-cpp-python: {engine}; model files in {data['model_folder']}"
     console.print(escape(line), soft_wrap=True)  # one line, never wrapped: a command in it
+
+
+def _served(served: Served | None) -> dict[str, Any] | None:
+    """What the server's list said, for --json (None: not asked)."""
+    if served is None:
+        return None
+    return {
+        "models": list(served.ids),
+        "problem": served.problem,
+        "reached": not served.unreachable,
+    }
+
+
+def _served_note(served: Served | None) -> str:
+    """What the server's list said, after the API base in the table view."""
+    if served is None or served.unreachable:
+        return ""
+    if served.problem is not None:
+        return f" (lists no models: {served.problem}; roles with no model send `default`)"
+    if len(served.ids) > 1:
+        return (
+            f" (serves {counted(len(served.ids), 'model')}: {listing(served.ids)}; a run "
+            "names the one for each role with no model)"
+        )
+    return f" (serves {served.ids[0]} alone)"
 
 
 def ask(
@@ -142,7 +181,7 @@ def ask(
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": prompt}
     ]
-    llm = LLM(settings)
+    llm = LLM(_from_server(settings, model))
 
     async def one_call() -> Completion:
         try:
@@ -177,6 +216,18 @@ def ask(
         f"{result.latency_ms:.0f} ms{', cached' if result.cached else ''}",
         file=sys.stderr,
     )
+
+
+def _from_server(settings: GatewaySettings, model: str) -> GatewaySettings:
+    """With --api-base and no model named for the role asked, the one model the server
+    serves (said on stderr); several are an error listing them (llm/served.py)."""
+    if model not in unnamed(settings) or settings.api_base is None:
+        return settings
+    served = served_models(settings.api_base, settings.timeout)
+    line = said(served, ["--model"])
+    if line is not None:
+        print(f"promptgen: {line}", file=sys.stderr)
+    return filled(settings, served)
 
 
 def _check_number(flag: str, value: float | None, low: float, high: float | None) -> None:

@@ -22,6 +22,8 @@ ALIASES = ("rules", "eval", "groundtruth", "baseline", "store")
 CONFIG_NAMES = ("promptgen.toml", ".promptgen.toml")
 LOCAL_DEFAULT = f"local/{DEFAULT_LOCAL}"
 OPENAI_DEFAULT = "openai/gpt-4o-mini"
+API_BASE_MODEL = "openai/default"  # no model named, and the server lists none (llm/served.py)
+API_BASE_DEFAULT = "default (--api-base given)"
 
 
 @dataclass
@@ -78,7 +80,7 @@ def read_config(path: Path | None) -> dict[str, Any]:
 
 def default_model(env: Mapping[str, str], api_base: str | None) -> tuple[str, str]:
     if api_base:
-        return "openai/default", "default (--api-base given)"
+        return API_BASE_MODEL, API_BASE_DEFAULT
     if env.get("OPENAI_API_KEY"):
         return OPENAI_DEFAULT, "default (OPENAI_API_KEY is set)"
     return LOCAL_DEFAULT, "default (no provider configured)"

@@ -79,6 +79,9 @@ def test_a_run_whose_reader_left_still_writes_its_files_and_keeps_its_gate(
         ]  # fmt: skip
         result = _closed_stdout(args, _env(tmp_path))
     assert result.returncode == 1, result.stderr  # the gate, not the closed pipe
-    assert result.stderr.startswith("promptgen: error: overall compliance")
-    assert len(result.stderr.splitlines()) == 1
+    using = f"promptgen: using default, the one model {fake.url} serves "
+    roles = "(--rules-model and --eval-model to choose another)"
+    assert result.stderr.splitlines()[0] == f"{using}{roles}"
+    assert result.stderr.splitlines()[1].startswith("promptgen: error: overall compliance")
+    assert len(result.stderr.splitlines()) == 2
     assert (out / "report.md").is_file() and (tmp_path / "junit.xml").is_file()

@@ -63,7 +63,7 @@ def test_ask_reads_dotenv(fake_llm: FakeLLM, tmp_path: Path) -> None:
 
 def test_ask_provider_error_is_one_line(fake_llm: FakeLLM, tmp_path: Path) -> None:
     fake_llm.queue(Reply(status=401))
-    result = run_cli("ask", "x", "--api-base", fake_llm.url, env=_env(tmp_path))
+    result = run_cli("ask", "x", "--api-base", fake_llm.url, "-m", "fake", env=_env(tmp_path))
     assert result.returncode == 3
     assert len(result.stderr.strip().splitlines()) == 1 and "HTTP 401" in result.stderr
 

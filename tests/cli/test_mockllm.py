@@ -11,7 +11,7 @@ import pytest
 
 from promptgen import load_context
 from tests.cli.test_pipeline import promptgen
-from tests.mockserver import mockllm
+from tests.mockserver import ROLE_MODEL, mockllm
 
 
 @pytest.fixture
@@ -26,6 +26,7 @@ def test_a_schema_literal_server_finishes_every_stage(
 ) -> None:
     out = tmp_path / "out"
     args = ["--effort", effort, "--api-base", literal_server, "--out", str(out), "-q"]
+    args += ["--rules-model", ROLE_MODEL, "--eval-model", ROLE_MODEL]
     # Schema-only safety verdicts are arbitrary labels: keep flagged tests so runs happen.
     args.append("--keep-unsafe")
     result = promptgen(tmp_path, "samples/classify-sentiment.prompty", *args, "--models", "m")

@@ -47,17 +47,25 @@ def test_default_local_model_without_engine_is_one_line_before_any_call(tmp_path
 
 
 @pytest.mark.parametrize(
-    "flags",
+    ("flags", "unnamed"),
     [
-        ("--models", "local/qwen2.5-coder-1.5b"),
-        ("--models", "openai/under-test", "--eval-model", "local/qwen2.5-coder-1.5b"),
+        (("--models", "local/qwen2.5-coder-1.5b"), "--rules-model and --eval-model"),
+        (
+            ("--models", "openai/under-test", "--eval-model", "local/qwen2.5-coder-1.5b"),
+            "--rules-model",
+        ),
     ],
 )
 def test_local_model_under_test_or_judge_is_checked_before_generation(
-    tmp_path: Path, fake_llm: FakeLLM, flags: tuple[str, ...]
+    tmp_path: Path, fake_llm: FakeLLM, flags: tuple[str, ...], unnamed: str
 ) -> None:
     result = promptgen(tmp_path, str(HAIKU), "--effort", "min", "--api-base", fake_llm.url, *flags)
-    assert (result.returncode, result.stderr) == (2, NO_ENGINE)
+    # The roles with no model named get the server's one model, said first.
+    using = f"promptgen: using default, the one model {fake_llm.url} serves "
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"{using}({unnamed} to choose another)\n{NO_ENGINE}",
+    )
     assert fake_llm.requests == []  # no generation call spent before the error
 
 
