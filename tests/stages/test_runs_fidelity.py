@@ -1,6 +1,7 @@
 """The model under test gets the request its prompt declares (issue 30, item 1): a
 prompt's own `response_format` of every kind is sent (json_schema with the author's
-`strict` and a name providers accept), and so are its tools."""
+`strict` and a name providers accept), and so are its tools; a tool call answered is the
+run's output, as JSON text."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import pytest
 
 from promptgen.context import Context
 from promptgen.formats import load_prompt
-from promptgen.llm import LLM
+from promptgen.llm import LLM, load_settings
 from promptgen.model import PromptUnderTest
 from promptgen.results import Test
+from tests.conftest import OPEN_GATEWAYS
 from tests.fakellm import FakeLLM, Reply
+from tests.mockserver import mockllm
 from tests.stagekit import config, stage
 
 A = "openai/model-a"
@@ -153,3 +156,28 @@ def test_a_json_schema_name_comes_from_the_author_then_title_then_prompt(
     body = sent(load_prompt(path), fake, llm, json.dumps({"answer": "a"}))
     spec = body["response_format"]["json_schema"]
     assert (spec["name"], spec["strict"]) == (name, False)  # strict: OpenAI's default
+
+
+def test_a_tool_call_is_the_runs_output_against_an_independent_server(
+    tmp_path: Path, write: Any
+) -> None:
+    """../shared/tools/mockllm.py answers a forced tool_choice with a call to that tool."""
+    forced = {**CHOICE, "function": {"name": "get_weather"}}
+    path = write(
+        "p.prompty",
+        f"---\nname: p\nmodel:\n  parameters:\n    tools: {flow([TOOL])}\n"
+        f"    tool_choice: {flow(forced)}\n---\nuser:\nWeather in {{{{city}}}}?\n",
+    )
+    with mockllm("--literal", "1") as url:
+        settings = load_settings({"api_base": url, "cache": False}, env={}, cwd=tmp_path)
+        llm = LLM(settings)
+        OPEN_GATEWAYS.append(llm)
+        ctx = Context.new(load_prompt(path))
+        ctx.tests = [Test(id="t1", inputs={"city": "Paris"})]
+        cfg = config(ctx, llm, models={"models": ["mock-model"]}, evaluation={"compliance": False})
+        stage("runs", ctx, cfg, llm)
+    (record,) = ctx.test_runs
+    assert record.error is None and record.output is not None
+    (call,) = json.loads(record.output)["tool_calls"]
+    assert call["name"] == "get_weather" and list(call["arguments"]) == ["city"]
+    assert isinstance(call["arguments"]["city"], str)
