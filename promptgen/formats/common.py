@@ -19,6 +19,7 @@ _V2_OPTIONS = {
     "frequencyPenalty": "frequency_penalty",
     "presencePenalty": "presence_penalty",
     "stopSequences": "stop",
+    "logitBias": "logit_bias",
     "responseFormat": "response_format",
 }
 _PROVIDERS = {"azure_openai": "azure", "azure_serverless": "azure_ai", "openai": "openai"}

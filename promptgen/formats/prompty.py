@@ -25,10 +25,12 @@ from promptgen.formats.frontmatter import (
     InputProperty,
     known_keys,
 )
+from promptgen.formats.prompty_tools import function_tools
 from promptgen.formats.refs import RefResolver, read_data_file
 from promptgen.formats.validate import built_error, type_error, validate_section
 from promptgen.model import (
     Message,
+    ModelConfig,
     PromptFormat,
     PromptInput,
     PromptUnderTest,
@@ -64,7 +66,8 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     front: Any = validate_section(Frontmatter, resolved, file=file, lines=lines, what="frontmatter")
     _check_values(resolved, file, lines)
     extra = {k: v for k, v in raw.items() if k not in known_keys()}
-    warnings = [*resolver.warnings, *_warnings(front, extra, file, lines)]
+    model, said = _model(front, file, lines)
+    warnings = [*resolver.warnings, *_warnings(front, extra, file, lines), *said]
     engine = _engine(front.template, file, lines)
     messages = _messages(split.body, split.body_line, file, engine)
     metadata = front.metadata or {}
@@ -74,7 +77,7 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
             description=front.description,
             source=file,
             format=fmt,
-            model=model_config(front.model),
+            model=model,
             inputs=_inputs(front, resolved.get("inputs"), resolver),
             messages=messages,
             scenarios=[Scenario(**s.model_dump(exclude_none=True)) for s in front.scenarios or []],
@@ -110,6 +113,25 @@ def _warnings(front: Any, extra: dict[str, Any], file: str, lines: dict[Path_, i
             f"{file}: 'base: {front.base}' (prompt inheritance) is kept but not applied"
         )
     return warnings
+
+
+def _model(front: Any, file: str, lines: dict[Path_, int]) -> tuple[ModelConfig, list[str]]:
+    """The model section, with Prompty v2's top-level function tools among its parameters
+    (what the model under test is sent), and warnings for the tools it is not sent."""
+    model = model_config(front.model)
+
+    def where(i: int | None) -> str:
+        path: Path_ = ("tools",) if i is None else ("tools", i)
+        return f"{file}:{line_of(lines, path) or '?'}"
+
+    tools, warnings = function_tools(front.tools, where)
+    if tools and model.parameters.get("tools"):
+        warnings.append(
+            f"{where(None)}: the top-level 'tools' are not sent: model.parameters.tools are"
+        )
+    elif tools:
+        model.parameters["tools"] = tools
+    return model, warnings
 
 
 def _messages(body: str, body_line: int, file: str, engine: TemplateEngine) -> list[Message]:

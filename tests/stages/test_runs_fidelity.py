@@ -1,4 +1,5 @@
-"""The model under test gets the request its prompt declares (issue 30, item 1): a
+"""The model under test gets the request its prompt declares (issue 30, item 1): every
+call parameter each format can declare reaches the request body the fake server reads; a
 prompt's own `response_format` of every kind is sent (json_schema with the author's
 `strict` and a name providers accept), and so are its tools; a tool call answered is the
 run's output, as JSON text."""
@@ -37,6 +38,16 @@ TOOL = {
     },
 }
 CHOICE = {"type": "function", "function": {"name": "get_weather"}}
+# parameter -> the value a prompt declares (and the request carries, as written)
+VALUES: dict[str, Any] = {
+    "seed": 7,
+    "stop": ["END", "STOP"],
+    "top_p": 0.25,
+    "frequency_penalty": 0.5,
+    "presence_penalty": -0.5,
+    "logit_bias": {"1734": -100},
+    "tools": [TOOL],
+}
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +88,160 @@ def sent(
 def flow(value: Any) -> str:
     """A value as YAML flow (JSON is YAML)."""
     return json.dumps(value)
+
+
+def prompty_v1(name: str, value: Any) -> str:
+    return (
+        f"---\nname: fidelity\nmodel:\n  parameters:\n    {name}: {flow(value)}\n"
+        "---\nuser:\nSay {{text}}\n"
+    )
+
+
+_V2 = {
+    "seed": "seed",
+    "stop": "stopSequences",
+    "top_p": "topP",
+    "frequency_penalty": "frequencyPenalty",
+    "presence_penalty": "presencePenalty",
+}
+
+
+def prompty_v2(name: str, value: Any) -> str:
+    if name == "tools":  # Prompty v2 declares tools at the top, in its own shape
+        tools = [
+            {
+                "name": "get_weather",
+                "kind": "function",
+                "description": "The weather in a city.",
+                "parameters": {
+                    "properties": [{"name": "city", "kind": "string", "required": True}]
+                },
+            }
+        ]
+        return (
+            f"---\nname: fidelity\nmodel:\n  id: gpt-4o\ntools: {flow(tools)}\n"
+            "---\nuser:\nSay {{text}}\n"
+        )
+    option = (
+        f"{_V2[name]}: {flow(value)}"
+        if name in _V2
+        else f"additionalProperties: {flow({name: value})}"
+    )
+    return (
+        f"---\nname: fidelity\nmodel:\n  id: gpt-4o\n  options:\n    {option}\n"
+        "---\nuser:\nSay {{text}}\n"
+    )
+
+
+_GITHUB = {
+    "seed": "seed",
+    "stop": "stopSequences",
+    "top_p": "topP",
+    "frequency_penalty": "frequencyPenalty",
+    "presence_penalty": "presencePenalty",
+    "logit_bias": "logitBias",
+    "tools": "tools",
+}
+
+
+def github(name: str, value: Any) -> str:
+    return (
+        "name: fidelity\nmodel: openai/gpt-4o-mini\n"
+        f"modelParameters:\n  {_GITHUB[name]}: {flow(value)}\n"
+        'messages:\n  - role: user\n    content: "Say {{text}}"\n'
+    )
+
+
+def promptarchitect(name: str, value: Any) -> str:
+    # Promptarchitect's code reads top_p and the penalties as flat keys; its docs write
+    # call parameters in `parameters:`, where promptgen reads the others.
+    flat = name in ("top_p", "frequency_penalty", "presence_penalty")
+    key = f"{name}: {flow(value)}" if flat else f"parameters:\n  {name}: {flow(value)}"
+    return f"---\nprovider: openai\nmodel: gpt-4o-mini\n{key}\n---\nSay {{{{input}}}}\n"
+
+
+def lve(name: str, value: Any) -> str:
+    return json.dumps(
+        {
+            "description": "The model says the secret.",
+            "model": "openai/gpt-4",
+            "checker_args": {"checker_name": "RegexChecker", "pattern": "x", "match_safe": False},
+            "prompt": [{"content": "Say {text}", "role": "user"}],
+            "prompt_parameters": ["text"],
+            "default_model_args": {name: value},
+        }
+    )
+
+
+FORMATS = {
+    "prompty-v1": (prompty_v1, "p.prompty", list(VALUES)),
+    "prompty-v2": (prompty_v2, "p.prompty", list(VALUES)),
+    "prompt.yml": (github, "p.prompt.yml", list(VALUES)),
+    "promptarchitect": (promptarchitect, "p.prompt", [n for n in VALUES if n != "tools"]),
+    "lve": (lve, "repository/security/leak/openai--gpt-4/test.json", list(VALUES)),
+}
+CASES = [(fmt, name) for fmt, (_, _, names) in FORMATS.items() for name in names]
+
+
+@pytest.mark.parametrize(("fmt", "name"), CASES, ids=[f"{f}-{n}" for f, n in CASES])
+def test_each_declared_parameter_reaches_the_model_under_test(
+    fmt: str, name: str, fake: FakeLLM, llm: LLM, tmp_path: Path
+) -> None:
+    writer, file, _ = FORMATS[fmt]
+    path = tmp_path / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(writer(name, VALUES[name]), encoding="utf-8")
+    prompt = load_prompt(path)
+    assert prompt.warnings == []
+    body = sent(prompt, fake, llm)
+    assert body[name] == VALUES[name]
+
+
+def test_prompty_v2_tools_are_sent_as_prompty_projects_them(
+    fake: FakeLLM, llm: LLM, write: Any
+) -> None:
+    tools = [
+        {
+            "name": "lookup_order",
+            "kind": "function",
+            "strict": True,
+            "parameters": [
+                {"name": "orderId", "kind": "string", "required": True},
+                {"name": "days", "kind": "float", "description": "How far back."},
+                {"name": "status", "kind": "string", "enumValues": ["open", "shipped"]},
+            ],
+        },
+        {"name": "filesystem", "kind": "mcp", "serverName": "fs"},
+        {"name": "weather_api", "kind": "openapi", "specification": "./w.json"},
+    ]
+    path = write(
+        "p.prompty",
+        f"---\nname: p\ntools: {flow(tools)}\n---\nuser:\nWhere is order {{{{id}}}}?\n",
+    )
+    prompt = load_prompt(path)
+    assert prompt.warnings == [
+        f"{path}:3: tool 'filesystem' (kind mcp) is not sent: promptgen sends function tools",
+        f"{path}:3: tool 'weather_api' (kind openapi) is not sent: promptgen sends function tools",
+    ]
+    assert sent(prompt, fake, llm)["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "lookup_order",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "orderId": {"type": "string"},
+                        "days": {"type": "number", "description": "How far back."},
+                        "status": {"type": "string", "enum": ["open", "shipped"]},
+                    },
+                    "required": ["orderId"],
+                    "additionalProperties": False,
+                },
+                "strict": True,
+            },
+        }
+    ]
 
 
 def test_tool_choice_is_sent_beside_the_tools(fake: FakeLLM, llm: LLM, write: Any) -> None:
