@@ -197,6 +197,19 @@ def check_parameters(
             )
 
 
+def parameter_line(lines: dict[Path_, int], blocks: tuple[Path_, ...], name: str) -> int | None:
+    """The line a call parameter (`name` in OpenAI spelling) is written on under one of
+    `blocks` (camelCase spellings and `additionalProperties` included), else the line of
+    the first block there is."""
+    spellings = [name, *(k for k, v in _V2_OPTIONS.items() if v == name)]
+    for block in blocks:
+        for key in spellings:
+            for path in ((*block, key), (*block, "additionalProperties", key)):
+                if path in lines:
+                    return lines[path]
+    return next((lines[b] for b in blocks if b in lines), None)
+
+
 def check_count(
     items: Any, limit: int, where: Path_, *, file: str, lines: dict[Path_, int], what: str
 ) -> None:

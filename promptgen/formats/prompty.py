@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from promptgen.bounds import MAX_MESSAGES, MAX_SCENARIOS, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats import declared
 from promptgen.formats.body import parse_messages, read_frontmatter, split_frontmatter
 from promptgen.formats.common import (
     check_count,
@@ -16,6 +17,7 @@ from promptgen.formats.common import (
     detect_inputs,
     input_from_property,
     model_config,
+    parameter_line,
     split_sample,
     strip_suffix,
 )
@@ -117,7 +119,7 @@ def _warnings(front: Any, extra: dict[str, Any], file: str, lines: dict[Path_, i
 
 def _model(front: Any, file: str, lines: dict[Path_, int]) -> tuple[ModelConfig, list[str]]:
     """The model section, with Prompty v2's top-level function tools among its parameters
-    (what the model under test is sent), and warnings for the tools it is not sent."""
+    (what the model under test is sent), and warnings for what it is not sent."""
     model = model_config(front.model)
 
     def where(i: int | None) -> str:
@@ -131,7 +133,11 @@ def _model(front: Any, file: str, lines: dict[Path_, int]) -> tuple[ModelConfig,
         )
     elif tools:
         model.parameters["tools"] = tools
-    return model, warnings
+    blocks: tuple[Path_, ...] = (("model", "parameters"), ("model", "options"), ("model",))
+    unsent = declared.warnings(
+        model.parameters, lambda n: f"{file}:{parameter_line(lines, blocks, n) or '?'}"
+    )
+    return model, [*warnings, *unsent]
 
 
 def _messages(body: str, body_line: int, file: str, engine: TemplateEngine) -> list[Message]:

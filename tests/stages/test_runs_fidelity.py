@@ -2,7 +2,7 @@
 call parameter each format can declare reaches the request body the fake server reads; a
 prompt's own `response_format` of every kind is sent (json_schema with the author's
 `strict` and a name providers accept), and so are its tools; a tool call answered is the
-run's output, as JSON text."""
+run's output, as JSON text; what promptgen cannot send is one warning naming it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from promptgen.formats import load_prompt
 from promptgen.llm import LLM, load_settings
 from promptgen.model import PromptUnderTest
 from promptgen.results import Test
-from tests.conftest import OPEN_GATEWAYS
+from tests.conftest import OPEN_GATEWAYS, promptgen_in
 from tests.fakellm import FakeLLM, Reply
 from tests.mockserver import mockllm
 from tests.stagekit import config, stage
@@ -147,7 +147,7 @@ _GITHUB = {
 def github(name: str, value: Any) -> str:
     return (
         "name: fidelity\nmodel: openai/gpt-4o-mini\n"
-        f"modelParameters:\n  {_GITHUB[name]}: {flow(value)}\n"
+        f"modelParameters:\n  {_GITHUB.get(name, name)}: {flow(value)}\n"
         'messages:\n  - role: user\n    content: "Say {{text}}"\n'
     )
 
@@ -169,7 +169,8 @@ def lve(name: str, value: Any) -> str:
             "prompt": [{"content": "Say {text}", "role": "user"}],
             "prompt_parameters": ["text"],
             "default_model_args": {name: value},
-        }
+        },
+        indent=1,
     )
 
 
@@ -346,3 +347,104 @@ def test_a_tool_call_is_the_runs_output_against_an_independent_server(
     (call,) = json.loads(record.output)["tool_calls"]
     assert call["name"] == "get_weather" and list(call["arguments"]) == ["city"]
     assert isinstance(call["arguments"]["city"], str)
+
+
+UNSENT = [
+    ("stream", True, "'stream: true' is not sent: promptgen reads each answer whole"),
+    (
+        "n",
+        3,
+        "'n: 3' is not sent: promptgen asks one answer per run "
+        "(runsPerTest runs a test more times)",
+    ),
+    ("logprobs", True, "'logprobs: true' is not sent: promptgen keeps no token log probabilities"),
+    (
+        "functions",
+        [{"name": "f", "parameters": {"type": "object"}}],
+        "'functions' is not sent: the deprecated functions API (declare them as tools)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "said"), UNSENT, ids=[u[0] for u in UNSENT])
+def test_what_cannot_be_sent_is_one_warning_naming_it(
+    name: str, value: Any, said: str, fake: FakeLLM, llm: LLM, write: Any
+) -> None:
+    path = write("p.prompty", prompty_v1(name, value))
+    prompt = load_prompt(path)
+    assert prompt.warnings == [f"{path}:5: model parameter {said}"]
+    assert name not in sent(prompt, fake, llm)
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        (
+            {"tool_choice": "required"},
+            "p.prompty:5: model parameter 'tool_choice' is not sent: no tools are declared",
+        ),
+        (
+            {"response_format": {"type": "xml"}},
+            "p.prompty:5: model parameter 'response_format' of type \"xml\" is not sent: "
+            "the types are text, json_object, json_schema",
+        ),
+    ],
+    ids=["tool_choice", "response_format"],
+)
+def test_a_tool_choice_without_tools_or_an_unknown_format_is_a_warning_not_a_request(
+    params: dict[str, Any], said: str, fake: FakeLLM, llm: LLM, write: Any
+) -> None:
+    ((name, value),) = params.items()
+    path = write("p.prompty", prompty_v1(name, value))
+    prompt = load_prompt(path)
+    assert prompt.warnings == [f"{path.parent}/{said}"]
+    assert name not in sent(prompt, fake, llm)
+
+
+def test_what_changes_nothing_is_left_out_without_a_warning(
+    fake: FakeLLM, llm: LLM, write: Any
+) -> None:
+    path = write(
+        "p.prompty",
+        "---\nname: p\nmodel:\n  parameters: {stream: false, n: 1, logprobs: false}\n"
+        "---\nuser:\nSay {{text}}\n",
+    )
+    prompt = load_prompt(path)
+    assert prompt.warnings == []
+    assert not {"stream", "n", "logprobs"} & set(sent(prompt, fake, llm))
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "line"),
+    [("prompt.yml", "stream", 4), ("promptarchitect", "n", 5), ("lve", "logprobs", 19)],
+)
+def test_each_format_says_what_is_not_sent_at_its_line(
+    fmt: str, name: str, line: int, tmp_path: Path
+) -> None:
+    writer, file, _ = FORMATS[fmt]
+    path = tmp_path / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = {"stream": True, "n": 2, "logprobs": True}[name]
+    path.write_text(writer(name, value), encoding="utf-8")
+    said = {
+        "stream": "'stream: true' is not sent: promptgen reads each answer whole",
+        "n": "'n: 2' is not sent: promptgen asks one answer per run "
+        "(runsPerTest runs a test more times)",
+        "logprobs": "'logprobs: true' is not sent: promptgen keeps no token log probabilities",
+    }[name]
+    assert load_prompt(path).warnings == [f"{path}:{line}: model parameter {said}"]
+
+
+def test_the_command_line_shows_each_warning_once(write: Any, tmp_path: Path) -> None:
+    """A load warning as every load warning is shown, and a `--param` that cannot be sent."""
+    write("p.prompty", prompty_v1("n", 3))
+    result = promptgen_in(
+        tmp_path, "p.prompty", "--dry-run", "--models", "m", "--api-base", "http://127.0.0.1:9/v1",
+        "--param", "stream=true",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "promptgen: warning: p.prompty:5: model parameter 'n: 3' is not sent: promptgen asks "
+        "one answer per run (runsPerTest runs a test more times)",
+        "promptgen: warning: --param 'stream: true' is not sent: promptgen reads each answer whole",
+    ]
