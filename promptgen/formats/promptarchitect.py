@@ -121,8 +121,8 @@ def _parameters(raw: dict[str, Any], where: Where) -> dict[str, Any]:
                 key,
             )
     params = {**block, **flat}
-    for key, said in declared.problems(params):
-        where.warn(f"model parameter {said}", *(() if key in flat else ("parameters", key)))
+    for key, said in declared.problems(params):  # the flat keys are all sent
+        where.warn(f"model parameter {said}", "parameters", key)
     return params
 
 

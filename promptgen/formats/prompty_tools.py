@@ -37,7 +37,7 @@ def function_tools(
             sent.append(tool)  # OpenAI's own shape
             continue
         kind = tool.get("kind") if isinstance(tool, dict) else None
-        name = tool.get("name") if isinstance(tool, dict) else None
+        name = tool.get("name") if isinstance(tool, dict) else tool  # a name alone
         if kind == "function" and isinstance(name, str) and name:
             sent.append(_function(tool))
             continue

@@ -18,13 +18,12 @@ from promptgen.formats import load_prompt
 from promptgen.llm import LLM, load_settings
 from promptgen.model import PromptUnderTest
 from promptgen.results import Test
-from tests.conftest import OPEN_GATEWAYS, promptgen_in
+from tests.conftest import OPEN_GATEWAYS, REPO, promptgen_in
 from tests.fakellm import FakeLLM, Reply
 from tests.mockserver import mockllm
 from tests.stagekit import config, stage
 
 A = "openai/model-a"
-REPO = Path(__file__).resolve().parents[2]
 TOOL = {
     "type": "function",
     "function": {
@@ -214,6 +213,7 @@ def test_prompty_v2_tools_are_sent_as_prompty_projects_them(
         },
         {"name": "filesystem", "kind": "mcp", "serverName": "fs"},
         {"name": "weather_api", "kind": "openapi", "specification": "./w.json"},
+        "fs_read_file",  # a tool named, not defined (GenAIScript's way)
     ]
     path = write(
         "p.prompty",
@@ -223,6 +223,7 @@ def test_prompty_v2_tools_are_sent_as_prompty_projects_them(
     assert prompt.warnings == [
         f"{path}:3: tool 'filesystem' (kind mcp) is not sent: promptgen sends function tools",
         f"{path}:3: tool 'weather_api' (kind openapi) is not sent: promptgen sends function tools",
+        f"{path}:3: tool 'fs_read_file' is not sent: promptgen sends function tools",
     ]
     assert sent(prompt, fake, llm)["tools"] == [
         {
