@@ -83,6 +83,7 @@ LOCAL_SAMPLE = REPO / "samples" / "classify-sentiment.prompty"
 # The evaluation phase of the issue: 2 models under test, 2 eval models, runsPerTest 2.
 EVALUATION = {"models": ["mut-a", "mut-b"], "eval_models": ["judge-a", "judge-b"]}
 GROUNDTRUTH = {"groundtruth_model": "gt-model"}
+ROLE_MODEL = "openai/default"  # the id the fake servers answer as the rules model
 EVAL_STAGES = ("groundtruth", "runs", "metrics")
 
 
@@ -382,7 +383,8 @@ def at_defaults(url: str, prompt: Path, effort: str) -> tuple[Context, float, Ru
     (no --concurrency: each model starts at 8 and adapts) and no response cache."""
     options = Options(
         effort=effort,
-        models=Models(api_base=url, **EVALUATION, **GROUNDTRUTH),
+        # named, as mockllm serves several models (an unnamed role would exit 2)
+        models=Models(api_base=url, rules_model=ROLE_MODEL, **EVALUATION, **GROUNDTRUTH),
         evaluation=Evaluation(runs_per_test=2),
         run=Run(fresh=True, cache=False),
     )

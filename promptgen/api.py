@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from promptgen.config import (
     SAVED,
@@ -34,6 +35,7 @@ from promptgen.config import (
 from promptgen.context import Context, load_context
 from promptgen.errors import BadInputError, ContextError
 from promptgen.formats import load_prompt
+from promptgen.formats.declared import problems
 from promptgen.formats.detect import CONTEXT, json_kind
 from promptgen.formats.refs import allow_env
 from promptgen.formats.tests_file import load_tests_file
@@ -128,11 +130,19 @@ def prepare(
     kept_sources(sources, ctx.option_sources)
     settings = settings or gateway_settings(resolved)
     notes += _changed(ctx, resolved, given, source) + _kept(resolved, sources)
+    notes += _unsent(ctx.prompt, resolved.evaluation.model_params)
     ctx.prompt.fixed_inputs = fixed_inputs(ctx.prompt, resolved, sources)
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
     cfg, said = from_server(ctx, cfg, sources)  # --api-base, and a role with no model
     return Prepared(ctx, cfg, out, notes + said)
+
+
+def _unsent(prompt: PromptUnderTest, given: dict[str, Any]) -> list[str]:
+    """A warning for each `--param` the model under test is not sent (the prompt's own are
+    said when it is read)."""
+    found = problems({**prompt.model.parameters, **given})
+    return [f"warning: --param {said}" for name, said in found if name in given]
 
 
 def _under_test(settings: GatewaySettings) -> Callable[[], tuple[list[str], str]]:

@@ -19,6 +19,7 @@ _V2_OPTIONS = {
     "frequencyPenalty": "frequency_penalty",
     "presencePenalty": "presence_penalty",
     "stopSequences": "stop",
+    "logitBias": "logit_bias",
     "responseFormat": "response_format",
 }
 _PROVIDERS = {"azure_openai": "azure", "azure_serverless": "azure_ai", "openai": "openai"}
@@ -194,6 +195,19 @@ def check_parameters(
                 line=line_of(lines, path),
                 what=what,
             )
+
+
+def parameter_line(lines: dict[Path_, int], blocks: tuple[Path_, ...], name: str) -> int | None:
+    """The line a call parameter (`name` in OpenAI spelling) is written on under one of
+    `blocks` (camelCase spellings and `additionalProperties` included), else the line of
+    the first block there is."""
+    spellings = [name, *(k for k, v in _V2_OPTIONS.items() if v == name)]
+    for block in blocks:
+        for key in spellings:
+            for path in ((*block, key), (*block, "additionalProperties", key)):
+                if path in lines:
+                    return lines[path]
+    return next((lines[b] for b in blocks if b in lines), None)
 
 
 def check_count(

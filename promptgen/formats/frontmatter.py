@@ -89,7 +89,9 @@ class _FrontmatterBase(_Open):
     outputs: dict[str, Any] | list[Any] | None = None
     template: str | TemplateSection | None = None
     tools: list[Any] | dict[str, Any] | str | None = Field(
-        None, description="Tool definitions; kept for export, not called by promptgen."
+        None,
+        description="Tools the model under test is sent (Prompty v2 `kind: function` tools, "
+        "or OpenAI tool objects); promptgen runs none. Other kinds are not sent (a warning).",
     )
     tags: list[str] | None = None
     scenarios: list[ScenarioSection] | None = None

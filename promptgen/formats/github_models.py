@@ -14,11 +14,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from promptgen.bounds import MAX_MESSAGES, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats import declared
 from promptgen.formats.common import (
     check_count,
     check_parameters,
     detect_inputs,
     normalize_options,
+    parameter_line,
     split_sample,
     strip_suffix,
 )
@@ -27,6 +29,7 @@ from promptgen.jsonio import parse_json
 from promptgen.model import ROLES, Message, ModelConfig, PromptUnderTest
 from promptgen.rendering.render import check_syntax
 from promptgen.yamlpos import (
+    Path_,
     YamlLimitError,
     line_of,
     load_yaml,
@@ -110,6 +113,11 @@ def load(path: Path, text: str) -> PromptUnderTest:
     warnings = [
         f"{file}:{lines.get((k,), '?')}: unknown key '{printable(k)}' kept as is" for k in extra
     ]
+    model = _model(doc, file, lines)
+    blocks: tuple[Path_, ...] = (("modelParameters",), ("responseFormat",))
+    warnings += declared.warnings(
+        model.parameters, lambda n: f"{file}:{parameter_line(lines, blocks, n) or '?'}"
+    )
     evaluators = doc.evaluators or []
     try:
         prompt = PromptUnderTest(
@@ -118,7 +126,7 @@ def load(path: Path, text: str) -> PromptUnderTest:
             description=doc.description,
             source=file,
             format="prompt.yml",
-            model=_model(doc, file, lines),
+            model=model,
             messages=messages,
             test_samples=[split_sample(row) for row in doc.testData or []],
             checks=[check for _, check in string_checks(evaluators)],

@@ -21,6 +21,7 @@ from typing import Any
 
 from promptgen.bounds import MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats import declared
 from promptgen.formats.common import detect_inputs
 from promptgen.formats.lve_files import (
     PLACEHOLDER,
@@ -142,6 +143,9 @@ def read_test(path: Path, text: str) -> LveTest:
         for k in data
         if k not in KEYS
     ]
+    test.warnings += declared.warnings(
+        test.default_model_args, lambda k: f"{path}:{where.line(k) or '?'}"
+    )
     if given[0] == "multi_run_prompt":
         test.runs = _runs(data["multi_run_prompt"], test, where)
     else:

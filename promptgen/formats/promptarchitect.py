@@ -23,6 +23,7 @@ from typing import Any
 
 from promptgen.bounds import MAX_DATA_FILE_BYTES, printable
 from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats import declared
 from promptgen.formats.body import read_frontmatter, split_frontmatter
 from promptgen.formats.common import check_parameters, strip_suffix
 from promptgen.formats.pa_samples import read_samples
@@ -119,7 +120,10 @@ def _parameters(raw: dict[str, Any], where: Where) -> dict[str, Any]:
                 f"parameters.{key} {block[key]!r}",
                 key,
             )
-    return {**block, **flat}
+    params = {**block, **flat}
+    for key, said in declared.problems(params):  # the flat keys are all sent
+        where.warn(f"model parameter {said}", "parameters", key)
+    return params
 
 
 def _system(path: Path, texts: dict[str, str | None], where: Where) -> tuple[str, int | None]:

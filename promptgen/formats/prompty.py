@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from promptgen.bounds import MAX_MESSAGES, MAX_SCENARIOS, MAX_TEST_SAMPLES, printable
 from promptgen.errors import PromptFormatError, RenderError
+from promptgen.formats import declared
 from promptgen.formats.body import parse_messages, read_frontmatter, split_frontmatter
 from promptgen.formats.common import (
     check_count,
@@ -16,6 +17,7 @@ from promptgen.formats.common import (
     detect_inputs,
     input_from_property,
     model_config,
+    parameter_line,
     split_sample,
     strip_suffix,
 )
@@ -25,10 +27,12 @@ from promptgen.formats.frontmatter import (
     InputProperty,
     known_keys,
 )
+from promptgen.formats.prompty_tools import function_tools
 from promptgen.formats.refs import RefResolver, read_data_file
 from promptgen.formats.validate import built_error, type_error, validate_section
 from promptgen.model import (
     Message,
+    ModelConfig,
     PromptFormat,
     PromptInput,
     PromptUnderTest,
@@ -64,7 +68,8 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
     front: Any = validate_section(Frontmatter, resolved, file=file, lines=lines, what="frontmatter")
     _check_values(resolved, file, lines)
     extra = {k: v for k, v in raw.items() if k not in known_keys()}
-    warnings = [*resolver.warnings, *_warnings(front, extra, file, lines)]
+    model, said = _model(front, file, lines)
+    warnings = [*resolver.warnings, *_warnings(front, extra, file, lines), *said]
     engine = _engine(front.template, file, lines)
     messages = _messages(split.body, split.body_line, file, engine)
     metadata = front.metadata or {}
@@ -74,7 +79,7 @@ def load(path: Path, text: str, fmt: PromptFormat) -> PromptUnderTest:
             description=front.description,
             source=file,
             format=fmt,
-            model=model_config(front.model),
+            model=model,
             inputs=_inputs(front, resolved.get("inputs"), resolver),
             messages=messages,
             scenarios=[Scenario(**s.model_dump(exclude_none=True)) for s in front.scenarios or []],
@@ -110,6 +115,29 @@ def _warnings(front: Any, extra: dict[str, Any], file: str, lines: dict[Path_, i
             f"{file}: 'base: {front.base}' (prompt inheritance) is kept but not applied"
         )
     return warnings
+
+
+def _model(front: Any, file: str, lines: dict[Path_, int]) -> tuple[ModelConfig, list[str]]:
+    """The model section, with Prompty v2's top-level function tools among its parameters
+    (what the model under test is sent), and warnings for what it is not sent."""
+    model = model_config(front.model)
+
+    def where(i: int | None) -> str:
+        path: Path_ = ("tools",) if i is None else ("tools", i)
+        return f"{file}:{line_of(lines, path) or '?'}"
+
+    tools, warnings = function_tools(front.tools, where)
+    if tools and model.parameters.get("tools"):
+        warnings.append(
+            f"{where(None)}: the top-level 'tools' are not sent: model.parameters.tools are"
+        )
+    elif tools:
+        model.parameters["tools"] = tools
+    blocks: tuple[Path_, ...] = (("model", "parameters"), ("model", "options"), ("model",))
+    unsent = declared.warnings(
+        model.parameters, lambda n: f"{file}:{parameter_line(lines, blocks, n) or '?'}"
+    )
+    return model, [*warnings, *unsent]
 
 
 def _messages(body: str, body_line: int, file: str, engine: TemplateEngine) -> list[Message]:

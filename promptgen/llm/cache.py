@@ -21,6 +21,7 @@ def cache_key(
     seed: int | None,
     variant: int,
     params: dict[str, Any] | None = None,
+    schema_format: dict[str, Any] | None = None,
 ) -> str:
     """sha256 of the canonical JSON of the answer-changing inputs.
 
@@ -41,6 +42,8 @@ def cache_key(
     }
     if params:
         material["params"] = redact(params)
+    if schema_format is not None:  # the name, strict and description a schema is sent with
+        material["schema_format"] = schema_format
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
-from promptgen.llm.wire import classify, load_litellm, rate_headers
+from promptgen.llm.wire import classify, load_litellm, message_text, rate_headers
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
@@ -104,9 +104,9 @@ class RemoteBackend:
     def _reply(litellm: Any, response: Any) -> RawReply:
         try:
             choice = response.choices[0]
-            text = choice.message.content or ""
+            text = message_text(choice.message)
             more = [
-                RawReply(text=c.message.content or "", finish_reason=c.finish_reason)
+                RawReply(text=message_text(c.message), finish_reason=c.finish_reason)
                 for c in response.choices
             ]
         except (AttributeError, IndexError) as exc:

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ValidationError
 from promptgen.llm.fit import fit_json, fit_model, stated
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
+# What providers refuse in a response format's name (OpenAI: ^[a-zA-Z0-9_-]{1,64}$).
+_NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -62,6 +64,7 @@ class OutputSpec:
     schema: dict[str, Any]
     model: type[BaseModel] | None = None
     strict: bool = True
+    description: str | None = None  # a prompt's own response format may have one
 
     def parse(self, text: str) -> tuple[Any, str | None]:
         if self.model is not None:
@@ -86,10 +89,30 @@ class OutputSpec:
 
 
 def output_spec(output: type[BaseModel] | dict[str, Any]) -> OutputSpec:
+    """The spec of a pydantic model, of a JSON Schema (named after its title, not
+    strict), or of a `json_schema` response format as a prompt declares it
+    (`{"type": "json_schema", "json_schema": {"name", "strict", "schema", ...}}`: its
+    name, strictness and description as written; no JSON Schema has that type)."""
     if isinstance(output, dict):
-        name = str(output.get("title") or "answer").replace(" ", "_")[:64]
-        return OutputSpec(name=name, schema=output, strict=False)
+        declared = output.get("json_schema") if output.get("type") == "json_schema" else None
+        if isinstance(declared, dict) and isinstance(declared.get("schema"), dict):
+            about = declared.get("description")
+            return OutputSpec(
+                name=format_name(declared.get("name")),
+                schema=declared["schema"],
+                strict=declared.get("strict") is True,
+                description=about if isinstance(about, str) else None,
+            )
+        return OutputSpec(name=format_name(output.get("title")), schema=output, strict=False)
     return _model_spec(output)
+
+
+def format_name(text: Any) -> str:
+    """A response format's name as providers accept it (`^[a-zA-Z0-9_-]{1,64}$`): each
+    run of other characters becomes one `_`, none at either end ("Ticket triage (v2)" ->
+    "Ticket_triage_v2"); "answer" when nothing is left."""
+    name = _NOT_IN_NAME.sub("_", str(text or "")).strip("_")[:64].rstrip("_")
+    return name or "answer"
 
 
 @functools.lru_cache(maxsize=256)

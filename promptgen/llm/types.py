@@ -44,6 +44,7 @@ class ChatRequest:
     json_schema: dict[str, Any] | None = None  # for structured output
     schema_name: str = "answer"
     strict: bool = True
+    schema_description: str | None = None  # a prompt's own response format's
     timeout: float = 120.0
     params: dict[str, Any] = field(default_factory=dict)  # more call parameters (top_p, ...)
     n: int = 1  # answers asked in this one request (`complete_choices`)
@@ -71,6 +72,8 @@ class ChatRequest:
                     "strict": self.strict,
                 },
             }
+            if self.schema_description is not None:
+                params["response_format"]["json_schema"]["description"] = self.schema_description
         elif self.json_schema is not None and mode == "json_object":
             params["response_format"] = {"type": "json_object"}
         return params
@@ -189,11 +192,17 @@ class Call:
         self, model_id: str, api_base: str | None, spec: OutputSpec | None, variant: int
     ) -> str:
         """The response cache's key of this call with `variant`."""
+        declared = None
+        if spec is not None and spec.model is None:
+            # A raw schema's name, strictness and description are sent as the prompt (or
+            # caller) gives them; a pydantic model's follow from the model.
+            declared = {"name": spec.name, "strict": spec.strict, "description": spec.description}
         return cache_key(
             model=model_id,
             api_base=api_base,
             messages=self.messages,
             schema=spec.schema if spec else None,
+            schema_format=declared,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=self.seed,
@@ -215,6 +224,7 @@ class Call:
             json_schema=spec.schema if spec else None,
             schema_name=spec.name if spec else "answer",
             strict=spec.strict if spec else True,
+            schema_description=spec.description if spec else None,
             timeout=timeout,
             params=dict(self.params or {}),
             n=n,

@@ -5,7 +5,9 @@ RawReply (`chat_reply`), its failures as CallErrors the retry loop understands
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import json
 import os
 import re
 import time
@@ -142,10 +144,7 @@ def chat_reply(data: Any) -> RawReply:
         (c for c in choices if isinstance(c, dict)), key=lambda c: _index(c.get("index"))
     )
     replies = [
-        RawReply(
-            text=(c.get("message") or {}).get("content") or "",
-            finish_reason=c.get("finish_reason"),
-        )
+        RawReply(text=message_text(c.get("message") or {}), finish_reason=c.get("finish_reason"))
         for c in ordered
     ]
     usage = data.get("usage") or {}
@@ -162,3 +161,35 @@ def chat_reply(data: Any) -> RawReply:
 
 def _index(value: Any) -> int:
     return value if isinstance(value, int) else 0
+
+
+def message_text(message: Any) -> str:
+    """An answer's text (a JSON message, or litellm's object): its content, then the tool
+    calls it makes, as the JSON text `{"tool_calls": [{"name": ..., "arguments": {...}}]}`
+    (a model given tools may answer with calls instead of text; the calls' ids are left
+    out, their arguments read as JSON where they are)."""
+    content = _field(message, "content")
+    text = content if isinstance(content, str) else ""
+    calls = [_tool_call(c) for c in _field(message, "tool_calls") or []]
+    if not calls:
+        return text
+    said = json.dumps({"tool_calls": calls}, ensure_ascii=False)
+    return f"{text}\n\n{said}" if text.strip() else said
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    """One tool call as the output says it: the function's name and arguments (a custom
+    tool's name and input)."""
+    function = _field(call, "function")
+    if function is None:
+        custom = _field(call, "custom")
+        return {"name": _field(custom, "name"), "input": _field(custom, "input")}
+    arguments = _field(function, "arguments")
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):  # else kept as the model wrote it
+            arguments = json.loads(arguments)
+    return {"name": _field(function, "name"), "arguments": arguments}

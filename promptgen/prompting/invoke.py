@@ -7,14 +7,14 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
+from promptgen.formats.declared import response_format_problem, sendable
 from promptgen.model import PromptUnderTest
 from promptgen.options import Evaluation
 from promptgen.results import Test
 
-# Parameters the gateway takes by name; the rest travel as extra call parameters.
+# Parameters the gateway takes by name; the rest travel as extra call parameters, as the
+# prompt writes them (top_p, stop, penalties, logit_bias, tools, response_format, ...).
 _NAMED = ("temperature", "max_tokens", "seed")
-# Never forwarded: promptgen makes exactly one plain chat completion per cell.
-_DROPPED = ("stream", "n", "tools", "tool_choice", "functions", "function_call", "logprobs")
 
 
 def test_arguments(prompt: PromptUnderTest, test: Test) -> dict[str, Any]:
@@ -73,7 +73,9 @@ class CallSettings:
     max_tokens: int | None = None
     seed: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    output: dict[str, Any] | None = None  # a JSON Schema when the prompt asks for one
+    # The prompt's json_schema response format, with the name it is sent under: the
+    # gateway sends it and validates the answer against its schema (llm/structured.py).
+    output: dict[str, Any] | None = None
 
     def call(self) -> CallArgs:
         """These settings as the gateway's call arguments (`LLM.complete` and
@@ -88,20 +90,25 @@ class CallSettings:
 
 
 def call_settings(prompt: PromptUnderTest, options: Evaluation) -> CallSettings:
-    """The prompt's own model parameters, overridden by `--param` (options.model_params)."""
-    params = {**prompt.model.parameters, **options.model_params}
-    for name in _DROPPED:
-        params.pop(name, None)
+    """The prompt's own model parameters, overridden by `--param` (options.model_params):
+    what the model under test is sent, all but what promptgen cannot send
+    (formats/declared.py, a warning each when the prompt is read)."""
+    params = sendable({**prompt.model.parameters, **options.model_params})
     if "max_completion_tokens" in params and "max_tokens" not in params:
         params["max_tokens"] = params.pop("max_completion_tokens")
-    fmt = params.pop("response_format", None) or prompt.model.response_format
+    fmt = params.pop("response_format", None)
+    if fmt is None and not response_format_problem(prompt.model.response_format):
+        fmt = prompt.model.response_format
+    output = _declared_schema(fmt, prompt.name)
+    if fmt is not None and output is None:  # text or json_object: sent as written
+        params["response_format"] = fmt
     named = {n: params.pop(n) for n in _NAMED if params.get(n) is not None}
     return CallSettings(
         temperature=_number(named.get("temperature"), float),
         max_tokens=_number(named.get("max_tokens"), int),
         seed=_number(named.get("seed"), int),
         params=params,
-        output=_schema(fmt),
+        output=output,
     )
 
 
@@ -143,10 +150,13 @@ def _number(value: Any, kind: type) -> Any:
         return None
 
 
-def _schema(fmt: Any) -> dict[str, Any] | None:
-    """`{type: json_schema, json_schema: {schema: ...}}` -> the schema; anything else None."""
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        schema = spec.get("schema") if isinstance(spec, dict) else None
-        return schema if isinstance(schema, dict) else None
-    return None
+def _declared_schema(fmt: Any, prompt_name: str) -> dict[str, Any] | None:
+    """A json_schema response format as the gateway sends it: the author's `strict`,
+    `schema` and `description`, named after the author's name, else the schema's title,
+    else the prompt (the gateway makes the name one providers accept); None for any
+    other format."""
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    spec = fmt["json_schema"]
+    name = spec.get("name") or spec["schema"].get("title") or prompt_name
+    return {"type": "json_schema", "json_schema": {**spec, "name": name}}
