@@ -384,7 +384,13 @@ def at_defaults(url: str, prompt: Path, effort: str) -> tuple[Context, float, Ru
     options = Options(
         effort=effort,
         # named, as mockllm serves several models (an unnamed role would exit 2)
-        models=Models(api_base=url, rules_model=ROLE_MODEL, **EVALUATION, **GROUNDTRUTH),
+        models=Models(
+            api_base=url,
+            rules_model=ROLE_MODEL,
+            eval_model=ROLE_MODEL,
+            **EVALUATION,
+            **GROUNDTRUTH,
+        ),
         evaluation=Evaluation(runs_per_test=2),
         run=Run(fresh=True, cache=False),
     )
