@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from promptgen.llm.schema_walk import unmarked
+
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
 
 
@@ -128,7 +130,7 @@ def _strip_lengths(schema: dict[str, Any]) -> dict[str, Any]:
 def schema_instructions(schema: dict[str, Any]) -> str:
     return (
         "Answer with one JSON object only (no prose, no code fence) that validates "
-        f"against this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
+        f"against this JSON Schema:\n{json.dumps(unmarked(schema), ensure_ascii=False)}"
     )
 
 
