@@ -3,7 +3,9 @@
 Real HTTP, so litellm and the openai SDK run for real. Queue scripted replies, or set
 a responder function; inject errors (429 with Retry-After, 500, malformed JSON, a
 dropped connection, a slow answer); read back every request and the peak number of
-requests in flight.
+requests in flight. With `profile` (`--profile NAME`), a request whose json_schema
+breaks a rule that provider refuses gets its HTTP 400 first (tests/enforcing.py), and
+is listed in `refused`.
 """
 
 from __future__ import annotations
@@ -65,9 +67,12 @@ class FakeLLM:
         responder: Responder | None = None,
         jitter: float = 0.0,
         seed: int | None = None,
+        profile: str | None = None,
     ) -> None:
         self.latency = latency
         self.responder = responder
+        self.profile = profile  # a provider profile whose refusals this server enforces
+        self.refused: list[Any] = []  # tests/enforcing.py Refusal, one per refused request
         # Up to `jitter` seconds more per request, drawn from a generator seeded with
         # `seed` (or set `rng`): runs with different seeds see their answers finish in other orders.
         self.jitter = jitter
@@ -94,6 +99,7 @@ class FakeLLM:
         with self._lock:
             self.script.clear()
             self.requests.clear()
+            self.refused.clear()
             self.max_in_flight = 0
 
     def start(self) -> FakeLLM:
@@ -111,11 +117,17 @@ class FakeLLM:
         self.stop()
 
     def _next(self, body: dict[str, Any]) -> Reply:
+        from tests.enforcing import refusal
+
+        refusing = refusal(body, self.profile)
         with self._lock:
             self.requests.append(body)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             extra = self.rng.uniform(0, self.jitter) if self.jitter else 0.0
+            if refusing is not None:
+                self.refused.append(refusing[1])
+                return refusing[0]
             if self.script:
                 return _delayed(self.script.popleft(), extra)
         return _delayed(self.responder(body) if self.responder else Reply(), extra)
@@ -145,7 +157,8 @@ class FakeLLM:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/stats"):  # what benchmarks count
-                    self._send(200, json.dumps({"requests": len(fake.requests)}).encode(), {})
+                    counts = {"requests": len(fake.requests), "refused": len(fake.refused)}
+                    self._send(200, json.dumps(counts).encode(), {})
                     return
                 body = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
                 self._send(200, json.dumps(body).encode(), {})
@@ -225,6 +238,11 @@ def main() -> None:
         help="with --pipeline: this share of groundtruth answers scores 40 (by content)",
     )
     parser.add_argument(
+        "--profile",
+        default=None,
+        help="refuse (HTTP 400) what this provider profile refuses (tests/enforcing.py)",
+    )
+    parser.add_argument(
         "--threads",
         action="store_true",
         help="the threaded server the tests use [default: one asyncio loop, tests/fakellm_aio.py]",
@@ -242,7 +260,7 @@ def main() -> None:
     from tests.fakellm_aio import AsyncFakeLLM
 
     kind = FakeLLM if args.threads else AsyncFakeLLM
-    with kind(latency=args.latency, responder=responder) as server:
+    with kind(latency=args.latency, responder=responder, profile=args.profile) as server:
         print(server.url, flush=True)
         sys.stdin.read()
 

@@ -1,11 +1,15 @@
 """Provider profiles (promptgen/llm/profiles.py): which profile a model is called under,
 a schema shaped to each before it is sent (llm/shaping.py), what a schema breaks
-(llm/schema_rules.py)."""
+(llm/schema_rules.py), and the fake server that refuses it as the provider would
+(tests/enforcing.py). The whole pipeline against them: tests/llm/test_profile_runs.py."""
 
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -18,11 +22,13 @@ from promptgen.llm.profiles import PROFILES, profile_for
 from promptgen.llm.schema_rules import problems
 from promptgen.llm.schema_walk import object_depth, union_count
 from promptgen.llm.shaping import shape
-from promptgen.llm.structured import output_spec, strict_schema
+from promptgen.llm.structured import output_spec, provider_schema, strict_schema
 from promptgen.model import PromptInput, PromptUnderTest
 from promptgen.prompting.bounded import Items, Text
 from promptgen.prompting.cases import cases_model
 from tests.conftest import run_cli
+from tests.fakellm import FakeLLM
+from tests.fakellm_aio import AsyncFakeLLM
 
 
 @pytest.mark.parametrize(
@@ -166,6 +172,54 @@ def test_what_a_schema_breaks_reads_as_the_provider_says_it() -> None:
     # Gemini ignores what it does not take: a problem (the bound would not hold), no 400.
     ignored = problems(schema, "gemini", "ImportAnswer")
     assert ignored and not any(p.refused for p in ignored)
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"{url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def _body(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    fmt = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "response_format": fmt}
+
+
+@pytest.mark.parametrize("server", [FakeLLM, AsyncFakeLLM])
+def test_the_enforcing_server_refuses_as_the_provider_does(server: Any) -> None:
+    schema = output_spec(ScoreVerdict).schema
+    with server(profile="azure") as fake:
+        # What promptgen sent before profiles: length bounds left out, nothing else.
+        status, body = _post(fake.url, _body("ScoreVerdict", provider_schema(schema)))
+        assert status == 400
+        assert body == {
+            "error": {
+                "message": "Invalid schema for response_format 'ScoreVerdict': In context="
+                "('properties', 'score'), 'maximum' is not permitted.",
+                "type": "invalid_request_error",
+                "param": "response_format",
+                "code": None,
+            }
+        }
+        status, _ = _post(fake.url, _body("ScoreVerdict", shape(schema, "azure")))
+        assert status == 200
+        assert [r.name for r in fake.refused] == ["ScoreVerdict"]
+    prompt = _prompt({n: PromptInput(name=n, type="string") for n in ("a", "b", "c")})
+    cases = output_spec(cases_model(prompt, ["a", "b", "c"], {"R1": 3, "I1": 3})).schema
+    with server(profile="anthropic") as fake:
+        status, body = _post(fake.url, _body("TestCases", shape(cases, "openai")))
+        assert (status, body["type"], body["error"]["message"]) == (
+            400,
+            "error",
+            "output_format.schema: Schemas contains too many parameters with union types "
+            "(18 parameters with type arrays or anyOf) which exceeds the limit: 16",
+        )
+        assert _post(fake.url, _body("TestCases", shape(cases, "anthropic")))[0] == 200
 
 
 def test_a_profile_is_chosen_by_flag_environment_or_config(tmp_path: Path) -> None:
