@@ -70,7 +70,9 @@ class Prepared:
 
 # Options that say which server and models a run calls: a resumed run keeps the saved
 # ones (and says so) rather than falling back to another server or the defaults.
-GATEWAY_OPTIONS = ("api_base", "models", "rules_model", "eval_model", "baseline_model")
+GATEWAY_OPTIONS = (
+    "api_base", "provider_profile", "models", "rules_model", "eval_model", "baseline_model"
+)  # fmt: skip
 SLUG_LENGTH = 80
 
 
@@ -94,6 +96,7 @@ def gateway_settings(
         "baseline": models.baseline_model,
         "groundtruth": models.groundtruth_model,
         "api_base": models.api_base,
+        "provider_profile": models.provider_profile,
         "concurrency": models.concurrency,
         "cache": options.run.cache,
         "batch": options.run.batch,

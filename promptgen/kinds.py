@@ -1,5 +1,5 @@
-"""The names of the file formats and template engines (a base module: options, model
-and the loaders all refer to them)."""
+"""The names of the file formats, template engines and provider profiles (a base
+module: options, model, the loaders and the gateway all refer to them)."""
 
 from __future__ import annotations
 
@@ -23,3 +23,13 @@ FORMATS: dict[str, str] = {
     "promptarchitect": "Promptarchitect .prompt (Markdown + frontmatter with tests)",
     "verdict": "Verdict-style judge template (@system / @user sections, {source.x})",
 }
+
+# The provider families whose structured-output rules promptgen knows (llm/profiles.py).
+ProviderProfile = Literal[
+    "openai", "azure", "openai-ft", "anthropic", "gemini", "ollama", "compatible"
+]
+PROVIDER_PROFILES: tuple[str, ...] = get_args(ProviderProfile)
+# The JSON Schema keyword marking a nested object whose model also takes it written as
+# JSON text (prompting/cases.py): the only object shaping may ask as a string
+# (llm/shaping.py).
+JSON_TEXT = "x-promptgen-json-text"

@@ -22,7 +22,7 @@ from annotated_types import Ge, Le
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from promptgen.kinds import PromptFormat
+from promptgen.kinds import PromptFormat, ProviderProfile
 from promptgen.secrets import is_secret_key
 
 Effort = Literal["min", "low", "medium", "high"]
@@ -432,6 +432,15 @@ class Models(_Group):
     baseline_model: Annotated[ModelName | None, Opt("Model for baseline tests.", MODELS)] = None
     api_base: Annotated[
         ApiBase | None, Opt("An OpenAI-compatible server (http or https URL).", MODELS)
+    ] = None
+    provider_profile: Annotated[
+        ProviderProfile | None,
+        Opt(
+            "The structured-output rules of every model's provider: openai, azure, "
+            "openai-ft, anthropic, gemini, ollama or compatible (default: each model's, "
+            "from its id and the API base).",
+            MODELS,
+        ),
     ] = None
     concurrency: Annotated[
         int | None,

@@ -3,10 +3,12 @@
 Real HTTP, so litellm and the openai SDK run for real. Queue scripted replies, or set
 a responder function; inject errors (429 with Retry-After, 500, malformed JSON, a
 dropped connection, a slow answer); answer 429 at once above `max_concurrency`
-requests in flight (a provider's concurrency limit); read back every request and the
-peak number of requests in flight (those answered 429 at once not counted). `GET
-/v1/models` lists `models` (None: HTTP 404; `models_raw`: that body as is), and every
-such request is kept in `model_lookups` (path and headers).
+requests in flight (a provider's concurrency limit, counted in `capped`); read back
+every request and the peak number of requests in flight (those answered 429 at once not
+counted). `GET /v1/models` lists `models` (None: HTTP 404; `models_raw`: that body as
+is), and every such request is kept in `model_lookups` (path and headers). With
+`profile` (`--profile NAME`), a request whose json_schema breaks a rule that provider
+refuses gets its HTTP 400 first (tests/enforcing.py), and is listed in `refused`.
 """
 
 from __future__ import annotations
@@ -68,9 +70,12 @@ class FakeLLM:
         responder: Responder | None = None,
         jitter: float = 0.0,
         seed: int | None = None,
+        profile: str | None = None,
     ) -> None:
         self.latency = latency
         self.responder = responder
+        self.profile = profile  # a provider profile whose refusals this server enforces
+        self.refused: list[Any] = []  # tests/enforcing.py Refusal, one per refused request
         # Up to `jitter` seconds more per request, drawn from a generator seeded with
         # `seed` (or set `rng`): runs with different seeds see their answers finish in other orders.
         self.jitter = jitter
@@ -81,7 +86,7 @@ class FakeLLM:
         self.max_in_flight = 0
         # Above this many requests in flight, 429 with Retry-After: 0 at once (None: no cap).
         self.max_concurrency: int | None = None
-        self.refused = 0  # requests answered 429 by that cap
+        self.capped = 0  # requests answered 429 by that cap
         # What GET /v1/models lists (None: 404). One model, so a run with no model named
         # for a role uses it (llm/served.py), named as the id such roles were sent before.
         self.models: list[str] | None = ["default"]
@@ -105,6 +110,7 @@ class FakeLLM:
         with self._lock:
             self.script.clear()
             self.requests.clear()
+            self.refused.clear()
             self.max_in_flight = 0
 
     def start(self) -> FakeLLM:
@@ -123,14 +129,20 @@ class FakeLLM:
 
     def _next(self, body: dict[str, Any]) -> Reply:
         """The reply to send after the latency (`_REFUSED`: at once, not in flight)."""
+        from tests.enforcing import refusal
+
+        refusing = refusal(body, self.profile)
         with self._lock:
             self.requests.append(body)
             if self.max_concurrency is not None and self.in_flight >= self.max_concurrency:
-                self.refused += 1
+                self.capped += 1
                 return _REFUSED
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             extra = self.rng.uniform(0, self.jitter) if self.jitter else 0.0
+            if refusing is not None:
+                self.refused.append(refusing[1])
+                return refusing[0]
             if self.script:
                 return _delayed(self.script.popleft(), extra)
         return _delayed(self.responder(body) if self.responder else Reply(), extra)
@@ -160,7 +172,8 @@ class FakeLLM:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/stats"):  # what benchmarks count
-                    self._send(200, json.dumps({"requests": len(fake.requests)}).encode(), {})
+                    counts = {"requests": len(fake.requests), "refused": len(fake.refused)}
+                    self._send(200, json.dumps(counts).encode(), {})
                     return
                 with fake._lock:
                     fake.model_lookups.append((self.path, dict(self.headers.items())))
@@ -255,6 +268,11 @@ def main() -> None:
         help="with --pipeline: this share of groundtruth answers scores 40 (by content)",
     )
     parser.add_argument(
+        "--profile",
+        default=None,
+        help="refuse (HTTP 400) what this provider profile refuses (tests/enforcing.py)",
+    )
+    parser.add_argument(
         "--threads",
         action="store_true",
         help="the threaded server the tests use [default: one asyncio loop, tests/fakellm_aio.py]",
@@ -272,7 +290,7 @@ def main() -> None:
     from tests.fakellm_aio import AsyncFakeLLM
 
     kind = FakeLLM if args.threads else AsyncFakeLLM
-    with kind(latency=args.latency, responder=responder) as server:
+    with kind(latency=args.latency, responder=responder, profile=args.profile) as server:
         print(server.url, flush=True)
         sys.stdin.read()
 

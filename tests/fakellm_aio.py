@@ -28,9 +28,16 @@ class AsyncFakeLLM:
     """The `FakeLLM` interface (url, queue, reset, requests, max_in_flight, context
     manager) on an asyncio loop in a daemon thread."""
 
-    def __init__(self, latency: float = 0.0, responder: Responder | None = None) -> None:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        responder: Responder | None = None,
+        profile: str | None = None,
+    ) -> None:
         self.latency = latency
         self.responder = responder
+        self.profile = profile  # a provider profile whose refusals this server enforces
+        self.refused: list[Any] = []  # tests/enforcing.py Refusal, one per refused request
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
@@ -52,6 +59,7 @@ class AsyncFakeLLM:
     def reset(self) -> None:
         self.script.clear()
         self.requests.clear()
+        self.refused.clear()
         self.max_in_flight = 0
 
     def start(self) -> AsyncFakeLLM:
@@ -79,9 +87,15 @@ class AsyncFakeLLM:
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         # Everything runs on the loop's thread: no lock needed (the responder has its own).
+        from tests.enforcing import refusal
+
         self.requests.append(body)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        refusing = refusal(body, self.profile)
+        if refusing is not None:
+            self.refused.append(refusing[1])
+            return refusing[0]
         if self.script:
             return self.script.popleft()
         return self.responder(body) if self.responder else Reply()
@@ -128,7 +142,8 @@ class _Connection(asyncio.Protocol):
         if method != "POST":
             path = head[0].split(" ")[1] if " " in head[0] else "/"
             if path.rstrip("/").endswith("/stats"):  # what benchmarks count
-                self._send(200, json.dumps({"requests": len(self.fake.requests)}).encode(), {})
+                counts = {"requests": len(self.fake.requests), "refused": len(self.fake.refused)}
+                self._send(200, json.dumps(counts).encode(), {})
             else:
                 self._send(200, _MODELS, {})
             return

@@ -100,8 +100,12 @@ class PipelineResponder:
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         if name == "IntentAnswer":
             return {"task_description": "Transforms the given input into the requested output."}
-        if name == "InputSpecAnswer":
+        if name in ("InputSpecAnswer", "ShortInputSpecAnswer"):
             return {"constraints": ["Each input is a non-empty string.", "Inputs are English."]}
+        if name == "RuleCheckProposal":  # compiled rules: left to the judge
+            return {"reason": "a matter of judgement", "check": "none", "argument": ""}
+        if name in ("VerdictRubric", "VerdictJudgement"):  # a Verdict-style judge
+            return {k: _value_of(v, k) for k, v in schema.get("properties", {}).items()}
         if name == "RulesAnswer":
             return {
                 "rules": [
@@ -209,8 +213,7 @@ class PipelineResponder:
                 "answer": "no" if bad else "yes",
             }
         if name == "PaScoreAnswer":
-            bounds = schema["properties"]["score"]
-            score = bounds["minimum"] if bad else bounds["maximum"]
+            score = _bound(schema["properties"]["score"], "minimum" if bad else "maximum")
             return {"explanation": f"scored {score}", "score": score}
         claims = [{"claim": "the first claim", "supported": True},
                   {"claim": "the second claim", "supported": not bad}]  # fmt: skip
@@ -238,18 +241,30 @@ class PipelineResponder:
 
     def _cases(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         """Test cases in the shape asked: numbered under each rule label (generation),
-        numbered (baseline), or one (expansion)."""
+        numbered (baseline), or one (expansion). The schema may come with `$defs` or
+        inlined (a profile that inlines them, promptgen/llm/shaping.py)."""
         defs = schema.get("$defs", {})
-        inputs = list(defs.get("Inputs", {}).get("properties", {}))
-        props = defs.get("Inputs", {}).get("properties", {})
+
+        def resolve(node: dict[str, Any]) -> dict[str, Any]:
+            """The schema a `$ref` names, and of a nullable one its non-null branch."""
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            if "anyOf" in node:
+                return resolve(next(b for b in node["anyOf"] if b.get("type") != "null"))
+            return node
+
+        top = list(schema.get("properties", {}))
+        first = resolve(schema["properties"][top[0]]) if top and name != "TestCase" else {}
+        numbered = bool(first) and "inputs" not in first.get("properties", {})
+        one = schema if name == "TestCase" else first
+        if numbered:  # generation: cases numbered under each rule label
+            one = resolve(first["properties"]["1"])
+        props = resolve(one["properties"]["inputs"])["properties"] if one else {}
+        inputs = list(props)
 
         def value(node: dict[str, Any], text: str, k: int) -> Any:
             """A value of the input's schema: enums picked in turn, types respected."""
-            if "$ref" in node:
-                node = defs[node["$ref"].rsplit("/", 1)[-1]]
-            if "anyOf" in node:
-                node = next(b for b in node["anyOf"] if b.get("type") != "null")
-                return value(node, text, k)
+            node = resolve(node)
             if "enum" in node:
                 return node["enum"][k % len(node["enum"])]
             kind = node.get("type")
@@ -277,7 +292,6 @@ class PipelineResponder:
             single = case("X", n)
             single["expected_output"] = f"re-derived for the harder input {n}"
             return single
-        top = list(schema.get("properties", {}))
         if name == "TestInputs":  # stepwise: numbered sets of input values only
             asked = re.search(r"in which (.*)\.\s*$", text, re.S)
             out = {}
@@ -288,17 +302,42 @@ class PipelineResponder:
                         self.written[v.strip()] = asked.group(1) if asked else ""
                 out[str(k)] = {"inputs": values}
             return out
-        if not any(d.startswith("Cases") for d in defs):  # baseline: numbered, no rules
+        if not numbered:  # baseline: numbered, no rules
             return {str(k): case("B", k - 1) for k in range(1, len(top) + 1)}
         answer = {}
         for label in top:
-            node = schema["properties"][label]
-            ref = node.get("$ref") or next(
-                (b["$ref"] for b in node.get("anyOf", []) if "$ref" in b), "#/$defs/Cases"
-            )
-            count = len(defs[ref.rsplit("/", 1)[-1]]["properties"])
+            count = len(resolve(schema["properties"][label])["properties"])
             answer[label] = {str(k + 1): case(label, k) for k in range(count)}
         return answer
+
+
+def _value_of(node: dict[str, Any], name: str) -> Any:
+    """A plain value of a field's schema: the top of a scale, the first choice, as many
+    items as asked."""
+    if "enum" in node:
+        return node["enum"][0]
+    kind = node.get("type")
+    if kind == "array":
+        told = re.search(r"at least (\d+) items", node.get("description", ""), re.I)
+        count = node.get("minItems") or (int(told.group(1)) if told else 1)
+        return [f"{name} {k}" for k in range(1, count + 1)]
+    if kind == "integer":
+        return _bound(node, "maximum")
+    if kind == "boolean":
+        return True
+    return f"the {name}"
+
+
+def _bound(node: dict[str, Any], keyword: str) -> float | int:
+    """A field's `minimum` or `maximum`, or, where a profile moved it into the field's
+    description ("At least 1, at most 5."), read from there."""
+    if keyword in node:
+        return node[keyword]
+    words = "least" if keyword == "minimum" else "most"
+    found = re.search(rf"at {words} (-?[0-9.]+)", node.get("description", ""), re.I)
+    assert found, node
+    value = float(found.group(1).rstrip("."))
+    return int(value) if value.is_integer() and node.get("type") == "integer" else value
 
 
 class DropOnce(PipelineResponder):

@@ -29,6 +29,7 @@ from promptgen.llm.choices import candidates
 from promptgen.llm.config import GatewaySettings, load_settings
 from promptgen.llm.limits import Bounds, Limits, global_cap
 from promptgen.llm.negotiate import again_if_faulty, negotiate
+from promptgen.llm.profiles import profile_for
 from promptgen.llm.refusals import Key, SchemaModes, lower, strict_error
 from promptgen.llm.replies import (
     RetryPolicy,
@@ -82,6 +83,7 @@ class LLM:
         self.schema_refusals: list[SchemaRefusal] = []
         self._refusals_met: set[Key] = set()
         self._one_choice: set[str] = set()  # models whose server refused `n`
+        self._profiles: dict[str, str | None] = {}  # model id -> its provider profile
         self._loop: asyncio.AbstractEventLoop | None = None
         self._root: LLM = self
         self._batcher: Batcher | None = None
@@ -144,6 +146,17 @@ class LLM:
         backend, name = self.backend_for(self.settings.resolve(model))
         return backend.stores_completions(name)
 
+    def profile_of(self, backend: Backend, model_id: str) -> str | None:
+        """The provider profile `model_id`'s own schemas are shaped to (llm/profiles.py);
+        None for a backend that constrains decoding with a grammar."""
+        if model_id not in self._profiles:
+            profile = None
+            if backend.policy.structured_mode != "grammar":
+                api_base = self.settings.api_base if backend.policy.uses_api_base else None
+                profile = profile_for(model_id, api_base, self.settings.profile)
+            self._profiles[model_id] = profile
+        return self._profiles[model_id]
+
     def concurrency_for(self, backend: Backend, model_id: str = "") -> Bounds:
         """A model's limit: a backend's fixed number (the embedded model: 1), else from 8
         up to --concurrency, learning from the provider's other models: the --api-base
@@ -198,7 +211,8 @@ class LLM:
         key = ""  # only the cache and a provider batch read it: with neither, not computed
         if self.cache is not None or self._batch_api(backend, name) is not None:
             key = call.key(model_id, self._api_base(backend), spec, variant)
-        request = call.request(name, spec, self.settings.timeout, variant)
+        profile = self.profile_of(backend, model_id)
+        request = call.request(name, spec, self.settings.timeout, variant, profile=profile)
         hit = await self._after_same(key, model_id, spec, stage)
         if hit is not None:
             return hit
@@ -366,7 +380,8 @@ class LLM:
     ) -> list[Completion | None]:
         """Up to `n` candidates from one request (sent as the call of `variant` would be,
         with `n`). A server that refuses `n` is not asked with it again."""
-        request = call.request(name, spec, self.settings.timeout, variant, n=n)
+        profile = self.profile_of(backend, model_id)
+        request = call.request(name, spec, self.settings.timeout, variant, n=n, profile=profile)
         mode = self._mode(backend, model_id, request)
         started = time.perf_counter()
         reply, usage, attempts, error = await self._call_negotiating(

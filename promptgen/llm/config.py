@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptgen.errors import BadInputError
+from promptgen.kinds import PROVIDER_PROFILES
 from promptgen.llm.batch import BatchLimits
 from promptgen.llm.weights import DEFAULT_LOCAL
 from promptgen.options import check_api_base
@@ -40,6 +41,9 @@ class GatewaySettings:
     batch: bool = False  # --batch: runs and verdicts through provider Batch APIs
     batch_limits: BatchLimits = field(default_factory=BatchLimits)
     strict_output: bool = False  # --strict-output: a refused schema stops the run
+    # --provider-profile: the structured-output rules every model is called under
+    # (llm/profiles.py); None: each model's own, from its id and the API base.
+    profile: str | None = None
 
     def resolve(self, name: str) -> str:
         """An alias becomes its model; anything else is already a model id."""
@@ -94,7 +98,7 @@ def load_settings(
 ) -> GatewaySettings:
     """Resolve every setting with its source. `cli` keys: the aliases, `models`,
     `api_base`, `concurrency`, `timeout`, `cache`, `cache_dir`, `config`, `batch`,
-    `strict_output`."""
+    `strict_output`, `provider_profile`."""
     cli = {k: v for k, v in (cli or {}).items() if v is not None}
     path = Path(cli["config"]) if "config" in cli else find_config(cwd, env)
     file = read_config(path)
@@ -137,7 +141,27 @@ def load_settings(
         batch=bool(cli.get("batch", False)),
         batch_limits=BatchLimits.from_env(env) if cli.get("batch") else BatchLimits(),
         strict_output=bool(cli.get("strict_output", False)),
+        profile=cli.get("provider_profile") or _profile(env, file, path),
     )
+
+
+def _profile(env: Mapping[str, str], file: dict[str, Any], path: Path | None) -> str | None:
+    """PROMPTGEN_PROVIDER_PROFILE, else the config file's `provider_profile`; a name
+    promptgen does not know is an error, never a silent fall back to the model's own."""
+    for name, value, where in (
+        ("PROMPTGEN_PROVIDER_PROFILE", env.get("PROMPTGEN_PROVIDER_PROFILE"), None),
+        ("provider_profile", file.get("provider_profile"), path),
+    ):
+        if value is None or value == "":
+            continue
+        if value not in PROVIDER_PROFILES:
+            raise BadInputError(
+                f"{name} {value!r}: no such provider profile",
+                file=where,
+                hint=f"one of {', '.join(PROVIDER_PROFILES)}",
+            )
+        return str(value)
+    return None
 
 
 def configured_models(

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from promptgen.llm.fit import fit_json, fit_model, stated
+from promptgen.llm.schema_walk import unmarked
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n\s*```\s*$", re.S)
 # What providers refuse in a response format's name (OpenAI: ^[a-zA-Z0-9_-]{1,64}$).
@@ -159,7 +160,7 @@ def _strip_lengths(schema: dict[str, Any]) -> dict[str, Any]:
 def schema_instructions(schema: dict[str, Any]) -> str:
     return (
         "Answer with one JSON object only (no prose, no code fence) that validates "
-        f"against this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
+        f"against this JSON Schema:\n{json.dumps(unmarked(schema), ensure_ascii=False)}"
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from promptgen.errors import BadInputError
 from promptgen.llm.adaptive import RateHeaders
 from promptgen.llm.cache import cache_key
+from promptgen.llm.shaping import shape
 from promptgen.llm.structured import OutputSpec, provider_schema
 from promptgen.results import Fault, Usage
 from promptgen.secrets import scrub
@@ -48,6 +49,9 @@ class ChatRequest:
     timeout: float = 120.0
     params: dict[str, Any] = field(default_factory=dict)  # more call parameters (top_p, ...)
     n: int = 1  # answers asked in this one request (`complete_choices`)
+    # The provider profile promptgen's own schema is shaped to (llm/shaping.py); None: a
+    # schema the prompt declares, or a backend that reads it as a grammar.
+    profile: str | None = None
 
     def openai_params(self, mode: str) -> dict[str, Any]:
         """The chat-completions parameters in OpenAI spelling, for structured `mode`."""
@@ -68,7 +72,7 @@ class ChatRequest:
                 "type": "json_schema",
                 "json_schema": {
                     "name": self.schema_name,
-                    "schema": provider_schema(self.json_schema),
+                    "schema": self.sent_schema(),
                     "strict": self.strict,
                 },
             }
@@ -77,6 +81,13 @@ class ChatRequest:
         elif self.json_schema is not None and mode == "json_object":
             params["response_format"] = {"type": "json_object"}
         return params
+
+    def sent_schema(self) -> dict[str, Any]:
+        """The schema as the provider gets it: shaped to the request's profile."""
+        assert self.json_schema is not None
+        if self.profile is not None:
+            return shape(self.json_schema, self.profile)
+        return provider_schema(self.json_schema)
 
 
 @dataclass
@@ -211,10 +222,17 @@ class Call:
         )
 
     def request(
-        self, name: str, spec: OutputSpec | None, timeout: float, variant: int, n: int = 1
+        self,
+        name: str,
+        spec: OutputSpec | None,
+        timeout: float,
+        variant: int,
+        n: int = 1,
+        profile: str | None = None,
     ) -> ChatRequest:
         """The request a backend gets (`name`: the model's name there); a variant moves
-        the seed, so it is a distinct request."""
+        the seed, so it is a distinct request. promptgen's own schemas (a pydantic
+        model's) are shaped to `profile`; a schema the prompt declares is not."""
         return ChatRequest(
             model=name,
             messages=self.messages,
@@ -228,4 +246,5 @@ class Call:
             timeout=timeout,
             params=dict(self.params or {}),
             n=n,
+            profile=profile if spec is not None and spec.model is not None else None,
         )

@@ -6,8 +6,9 @@ import functools
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from promptgen.kinds import JSON_TEXT
 from promptgen.model import PromptInput, PromptUnderTest
 from promptgen.prompting.bounded import Text
 from promptgen.prompting.per_item import answers, keyed_answers, keyed_model, numbered_model
@@ -16,6 +17,24 @@ from promptgen.results import Test
 
 class _Open(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
+
+
+class _Nested(_Open):
+    """A nested object of a test input (shaped like its sample): taken as an object, or
+    as JSON text holding one, which a provider allowing fewer levels of nesting is asked
+    for instead (the schema marks it, JSON_TEXT; llm/shaping.py)."""
+
+    model_config = ConfigDict(populate_by_name=True, json_schema_extra={JSON_TEXT: True})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                return value  # not JSON: refused as an object would be
+        return value
 
 
 # An input's value as the model writes it: bounded, clipped when longer (see bounded.py).
@@ -60,7 +79,7 @@ def _like(value: Any, depth: int = 0) -> Any:
         fields: dict[str, Any] = {
             f"f{i}": (_like(v, depth + 1), Field(alias=k)) for i, (k, v) in enumerate(value.items())
         }
-        return create_model("Item", __base__=_Open, **fields)
+        return create_model("Item", __base__=_Nested, **fields)
     return Text(INPUT_CHARS)
 
 

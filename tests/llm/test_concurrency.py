@@ -74,17 +74,17 @@ def test_the_limit_settles_under_a_server_that_refuses_above_n(
     llm = make(fake_llm, tmp_path, attempts=12)
     results = ask(llm, 300)
     assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
-    assert fake_llm.max_in_flight == 12 and fake_llm.refused > 0  # it probed past 12
+    assert fake_llm.max_in_flight == 12 and fake_llm.capped > 0  # it probed past 12
     lim = llm.limits.limiters()[MODEL]
-    assert fake_llm.refused == lim.rate_limits
+    assert fake_llm.capped == lim.rate_limits
     # Cut once per round of calls, then one more per limit-many successes: near 12
     # (a 13th really in flight at the server is refused and halves it again).
     assert lim.cuts >= 2 and 6 <= lim.limit <= 16, (lim.limit, lim.cuts)
     assert lim.threshold <= 13
     # Settled: the last 100 calls went out under a limit the server takes.
-    late = fake_llm.refused
+    late = fake_llm.capped
     assert all(r.ok for r in ask(llm, 100))
-    assert fake_llm.refused - late <= 4, fake_llm.refused - late
+    assert fake_llm.capped - late <= 4, fake_llm.capped - late
     assert fake_llm.max_in_flight == 12
 
 
