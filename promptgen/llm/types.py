@@ -52,6 +52,9 @@ class ChatRequest:
     # The provider profile promptgen's own schema is shaped to (llm/shaping.py); None: a
     # schema the prompt declares, or a backend that reads it as a grammar.
     profile: str | None = None
+    # A JSON Schema given as is (a prompt's own response format, `ask --json-schema`):
+    # sent as written, bounds and all, as the deployed prompt sends it.
+    declared: bool = False
 
     def openai_params(self, mode: str) -> dict[str, Any]:
         """The chat-completions parameters in OpenAI spelling, for structured `mode`."""
@@ -85,6 +88,8 @@ class ChatRequest:
     def sent_schema(self) -> dict[str, Any]:
         """The schema as the provider gets it: shaped to the request's profile."""
         assert self.json_schema is not None
+        if self.declared:
+            return self.json_schema
         if self.profile is not None:
             return shape(self.json_schema, self.profile)
         return provider_schema(self.json_schema)
@@ -232,7 +237,7 @@ class Call:
     ) -> ChatRequest:
         """The request a backend gets (`name`: the model's name there); a variant moves
         the seed, so it is a distinct request. promptgen's own schemas (a pydantic
-        model's) are shaped to `profile`; a schema the prompt declares is not."""
+        model's) are shaped to `profile`; a schema the prompt declares is sent as written."""
         return ChatRequest(
             model=name,
             messages=self.messages,
@@ -247,4 +252,5 @@ class Call:
             params=dict(self.params or {}),
             n=n,
             profile=profile if spec is not None and spec.model is not None else None,
+            declared=spec is not None and spec.model is None,
         )

@@ -302,6 +302,31 @@ def test_a_strict_json_schema_keeps_strict_and_gets_a_name_providers_accept(
     assert fmt["json_schema"]["schema"]["properties"]["answer"]["type"] == "string"
 
 
+def test_a_declared_json_schema_is_sent_as_written_bounds_and_all(
+    fake: FakeLLM, llm: LLM, write: Any
+) -> None:
+    """The author's schema is the deployed request: its bounds are not stripped (they
+    were, as promptgen's own schemas' length bounds are), and nothing is added."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "minLength": 2, "maxLength": 40},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+        },
+        "required": ["answer", "tags"],
+        "additionalProperties": False,
+    }
+    spec = {"name": "triage", "strict": True, "schema": schema}
+    path = write(
+        "bounded.prompt.yml",
+        "name: bounded\nmodel: openai/gpt-4o-mini\nresponseFormat: json_schema\n"
+        f"jsonSchema: '{json.dumps(spec)}'\n"
+        "messages:\n  - role: user\n    content: 'Triage {{ticket}}'\n",
+    )
+    body = sent(load_prompt(path), fake, llm, json.dumps({"answer": "billing", "tags": []}))
+    assert body["response_format"]["json_schema"]["schema"] == schema
+
+
 @pytest.mark.parametrize(
     ("declared", "name"),
     [
