@@ -270,13 +270,24 @@ async def _top_up(scope: Scope, plan_: TopUp) -> None:
             return  # asked again by a re-run
         new.extend(made)
     keep(scope, new)
-    left = {s.key for s in empty_slots(ctx, cfg, plan_.scenario)}
+    empty = empty_slots(ctx, cfg, plan_.scenario)
+    left = {s.key for s in empty}
     for slot in plan_.slots:
         scope.note(
             note_key(slot, plan_.scenario),
             "no test with a valid new input after a top-up round" if slot.key in left else None,
         )
+    # A top-up test whose input is another slot's test's takes its place when it sorts
+    # first (`keep`, so the set does not depend on completion order): that slot is now
+    # empty too, and says why.
+    asked = {s.key for s in plan_.slots}
+    for slot in empty:
+        if slot.key not in asked:
+            scope.note(note_key(slot, plan_.scenario), DISPLACED)
     count_empty(scope)
+
+
+DISPLACED = "its test gave way to a top-up test with the same input, written for another slot"
 
 
 def _cases_text(chunk: Chunk) -> str:
