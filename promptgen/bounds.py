@@ -349,3 +349,15 @@ def method_parts(name: str, text: Any, args: tuple[Any, ...], kwargs: dict[str, 
     if name in ("split", "rsplit", "splitlines"):
         return _parts(text, args, kwargs, name == "splitlines")
     return 0
+
+
+def cut_text(value: str, limit: int) -> str:
+    """`value` cut to `limit` characters, at a word boundary when one is near (how an answer
+    over a `maxLength` is cut: `llm.fit`, `prompting.bounded`)."""
+    if len(value) <= limit:
+        return value
+    cut = value[:limit]
+    space = cut.rfind(" ")
+    if space >= limit * 0.8:
+        cut = cut[:space]
+    return cut.rstrip()

@@ -17,21 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from promptgen.bounds import cut_text
+
 # Rounds of cutting before giving up: each round cuts every value over its bound that the
 # last validation reported (a list cut can uncover no new one, but nested lists may).
 _ROUNDS = 8
-
-
-def cut_text(value: str, limit: int) -> str:
-    """`value` cut to `limit` characters, at a word boundary when one is near (as
-    `prompting.bounded.clip_text` cuts the built-in schemas' strings)."""
-    if len(value) <= limit:
-        return value
-    cut = value[:limit]
-    space = cut.rfind(" ")
-    if space >= limit * 0.8:
-        cut = cut[:space]
-    return cut.rstrip()
 
 
 def _cut_at(data: Any, path: list[Any], limit: int) -> tuple[Any, bool]:

@@ -13,16 +13,12 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
+from promptgen.bounds import cut_text
+
 
 def clip_text(value: Any, limit: int) -> Any:
     """`value` cut to `limit` characters, at a word boundary when one is near."""
-    if not isinstance(value, str) or len(value) <= limit:
-        return value
-    cut = value[:limit]
-    space = cut.rfind(" ")
-    if space >= limit * 0.8:
-        cut = cut[:space]
-    return cut.rstrip()
+    return cut_text(value, limit) if isinstance(value, str) else value
 
 
 def clip_items(value: Any, limit: int) -> Any:
