@@ -2,8 +2,9 @@
 
 The server's list (`llm/served.py`) decides: its one model is used for every such role,
 said in one line and saved in the run's options (so a resumed run asks nothing again);
-several models are an error (exit 2) listing them, before any call; no list keeps the
-model id `default`, said. A role the run does not call never stops it.
+several models are an error (exit 2) listing them, before any call, unless the run's
+models under test name one of them, which the roles then use too (said); no list keeps
+the model id `default`, said. A role the run does not call never stops it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,16 @@ def from_server(
     empty = unnamed(settings)
     used = [role for role in empty if role in _called(ctx, cfg)]
     flags = [BY_NAME[ROLE_OPTIONS[role]].flag or role for role in used]
-    line = said(served, flags) if used else None  # several models: BadInputError
+    tested = _tested_among(cfg.models, served.ids)
+    if used and len(served.ids) > 1 and tested is not None:
+        # The user chose a model on this server: the roles left unnamed use it too.
+        line: str | None = (
+            f"using {tested}, the model under test, for {_joined(flags)} too "
+            f"({settings.api_base} serves {len(served.ids)} models; name another with those)"
+        )
+        served = replace(served, ids=(tested,))
+    else:
+        line = said(served, flags) if used else None  # several models: BadInputError
     if len(served.ids) == 1:
         settings = filled(settings, served)
         for role in empty:
@@ -48,6 +58,15 @@ def from_server(
         fields = model_fields(cfg.options, settings)
         cfg = replace(cfg, settings=settings, sources=dict(sources), **fields)
     return cfg, [line] if line else []
+
+
+def _tested_among(models: tuple[str, ...], ids: tuple[str, ...]) -> str | None:
+    """The first model under test the server serves (`openai/x` or `x`), if any."""
+    return next((bare for m in models if (bare := m.removeprefix("openai/")) in ids), None)
+
+
+def _joined(flags: list[str]) -> str:
+    return ", ".join(flags[:-1]) + " and " + flags[-1] if len(flags) > 1 else "".join(flags)
 
 
 def kept_sources(sources: dict[str, str], before: dict[str, str]) -> None:

@@ -105,6 +105,22 @@ def test_several_models_served_exit_2_listing_them(fake: FakeLLM, tmp_path: Path
     assert chat_models(fake) == {"model-01", "model-03"}
 
 
+def test_several_served_and_a_model_under_test_among_them_is_used_for_the_roles(
+    fake: FakeLLM, tmp_path: Path
+) -> None:
+    """The user chose a model on this server with --models: the unnamed roles use it
+    too, said, instead of exit 2 (it was exit 2 before)."""
+    fake.models = ["b-model", "a-model", "c-model"]
+    args = [SAMPLE, "--effort", "min", "--api-base", fake.url, "--out", str(tmp_path / "o")]
+    result = promptgen(tmp_path, *args, "--models", "b-model", "-q")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"promptgen: using b-model, the model under test, for {ROLES} too "
+        f"({fake.url} serves 3 models; name another with those)"
+    )
+    assert chat_models(fake) == {"b-model"}
+
+
 def test_no_model_list_sends_default_and_says_so(fake: FakeLLM, tmp_path: Path) -> None:
     fake.models = None  # 404, as a server without the endpoint answers
     args = [SAMPLE, "--effort", "min", "--api-base", fake.url, "--out", str(tmp_path / "o")]
