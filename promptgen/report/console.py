@@ -47,6 +47,16 @@ def resolved_options_table(options: Options, sources: dict[str, str]) -> str:
     return "\n".join(rows)
 
 
+def grounding(ctx: Context) -> str:
+    """What the grounding check said of the rules: a count of ungrounded rules only
+    where rules were checked ("0 ungrounded" of rules never checked would read as a pass)."""
+    unchecked = sum(r.grounded is None for r in ctx.rules)
+    if ctx.rules and unchecked == len(ctx.rules):
+        return "grounding not checked"
+    said = f"{sum(r.grounded is False for r in ctx.rules)} ungrounded"
+    return f"{said}, {unchecked} not checked" if unchecked else said
+
+
 def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
     tests = ctx.tests
     by_origin = Counter(t.origin for t in tests)
@@ -54,7 +64,7 @@ def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
     lines = [
         f"prompt       {ctx.prompt.name}",
         f"intent       {ctx.intent or '(missing)'}",
-        f"rules        {len(ctx.rules)} ({sum(r.grounded is False for r in ctx.rules)} ungrounded)",
+        f"rules        {len(ctx.rules)} ({grounding(ctx)})",
         f"inverse      {len(ctx.inverse_rules)}",
         f"tests        {len(tests)}: "
         + ", ".join(f"{n} {o}" for o, n in sorted(by_origin.items())),
