@@ -28,6 +28,7 @@ import promptgen
 from promptgen import Evaluation, Models, Options, Run
 from promptgen.llm.profiles import PROFILES
 from promptgen.options import EFFORTS, Generation
+from tests.enforcing import MODEL_OF
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
 
@@ -37,16 +38,6 @@ SAMPLES = sorted(
     if p.suffix in (".prompty", ".md", ".txt", ".yml") and ".metric." not in p.name
     if p.name != "README.md" and not p.name.endswith(".instructions.txt")
 )
-# The model a user names for each profile, and --provider-profile where the id cannot say.
-MODEL_OF: dict[str, tuple[str, str | None]] = {
-    "openai": ("gpt-4o-mini", "openai"),
-    "azure": ("azure/gpt-4o", None),
-    "openai-ft": ("ft:gpt-4o-mini-2024-07-18:acme::abc123", None),
-    "anthropic": ("anthropic/claude-sonnet-4-5", None),
-    "gemini": ("gemini/gemini-2.5-flash", None),
-    "ollama": ("ollama/llama3.2", None),
-    "compatible": ("qwen2.5-7b-instruct", None),
-}
 
 
 def one_run(profile: str, sample: str, effort: str, out: Path, evals: bool) -> tuple[int, int, int]:

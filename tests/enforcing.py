@@ -71,3 +71,17 @@ def refusal(body: dict[str, Any], profile: str | None) -> tuple[Reply, Refusal] 
     text = message(profile, name, found[0])
     raw = json.dumps(error_body(profile, text)).encode()
     return Reply(status=400, raw=raw), Refusal(name, text)
+
+
+# The model id a user names for each profile (the profile read from it), and
+# --provider-profile where the id cannot say (OpenAI's own rules through a server that is
+# not api.openai.com). tests/llm/test_profile_runs.py and bench/profiles.py use it.
+MODEL_OF: dict[str, tuple[str, str | None]] = {
+    "openai": ("gpt-4o-mini", "openai"),
+    "azure": ("azure/gpt-4o", None),
+    "openai-ft": ("ft:gpt-4o-mini-2024-07-18:acme::abc123", None),
+    "anthropic": ("anthropic/claude-sonnet-4-5", None),
+    "gemini": ("gemini/gemini-2.5-flash", None),
+    "ollama": ("ollama/llama3.2", None),
+    "compatible": ("qwen2.5-7b-instruct", None),
+}

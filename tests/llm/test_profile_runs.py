@@ -34,22 +34,12 @@ from promptgen.llm.structured import output_spec
 from promptgen.mutation.mutants import proposals_model
 from promptgen.options import Evaluation, Generation, Models, Run
 from tests.conftest import OPEN_GATEWAYS, REPO
+from tests.enforcing import MODEL_OF
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import PipelineResponder
 from tests.test_every_sample import EFFORTS, SAMPLES
 
 SAMPLE_DIR = REPO / "samples"
-# One model id per profile, as a user names it (the profile read from it); OpenAI's own
-# rules through a server that is not api.openai.com need --provider-profile.
-MODEL_OF = {
-    "openai": ("gpt-4o-mini", "openai"),
-    "azure": ("azure/gpt-4o", None),
-    "openai-ft": ("ft:gpt-4o-mini-2024-07-18:acme::abc123", None),
-    "anthropic": ("anthropic/claude-sonnet-4-5", None),
-    "gemini": ("gemini/gemini-2.5-flash", None),
-    "ollama": ("ollama/llama3.2", None),
-    "compatible": ("qwen2.5-7b-instruct", None),
-}
 
 
 def roles(profile: str) -> dict[str, Any]:
