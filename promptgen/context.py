@@ -34,6 +34,7 @@ from promptgen.results import (
     BatchJob,
     Behaviour,
     CompiledRule,
+    EditRecord,
     GroundtruthAttempt,
     MetricInfo,
     MetricResult,
@@ -113,6 +114,11 @@ class Context(BaseModel):
         default_factory=list,
         description="Answer schemas a server refused in a structured-output mode (HTTP 400), "
         "and the mode each was asked in instead (docs/llm.md#refused-schemas).",
+    )
+    edit: EditRecord | None = Field(
+        None,
+        description="Set when this run continued the run of an earlier version of the prompt "
+        "(the prompt was edited): what changed and what was kept (docs/iterate.md).",
     )
     _checkpoint: Callable[[], None] | None = PrivateAttr(None)
     _load_warnings: list[str] = PrivateAttr(default_factory=list)

@@ -562,3 +562,55 @@ class SchemaRefusal(_Record):
     @field_serializer("message")
     def _scrub_message(self, value: str) -> str:
         return scrub(value)
+
+
+class EditRecord(_Record):
+    """How this version of the prompt continued the run of the version before it: what
+    changed, what was kept, added and retired (docs/iterate.md). The previous version's
+    whole run is `OUT/history/<previous>/context.json` (promptgen/history.py)."""
+
+    previous: str = Field(
+        description="Version (short content hash) of the prompt this run continued from."
+    )
+    previous_run_id: str = ""
+    at: datetime | None = Field(None, description="When the edit was found (UTC).")
+    summary: str = Field("", description="The one line said when the run continued.")
+    changed: list[str] = Field(
+        default_factory=list,
+        description="What differs: messages, inputs, parameters, author tests, scenarios, "
+        "instructions.",
+    )
+    prompt_diff: str = Field("", description="Unified diff of the prompt's text, then -> now.")
+    rederived: list[str] = Field(
+        default_factory=list,
+        description="Analyses derived again because the text they depend on changed "
+        "(intent, input_spec, behaviours).",
+    )
+    rules_kept: list[str] = Field(
+        default_factory=list, description="Ids of rules and inverse rules kept as they were."
+    )
+    rules_reworded: list[str] = Field(
+        default_factory=list,
+        description="Ids kept although their instruction was reworded: the rule read from "
+        "the new wording says the same thing.",
+    )
+    rules_added: list[str] = Field(default_factory=list, description="Ids of new rules.")
+    rules_retired: list[Rule] = Field(
+        default_factory=list,
+        description="Rules of the previous version whose instruction was deleted or changed "
+        "in meaning: listed, not run.",
+    )
+    tests_kept: list[str] = Field(default_factory=list, description="Ids of tests carried over.")
+    tests_retired: list[Test] = Field(
+        default_factory=list,
+        description="Tests of the previous version not carried over (their rule retired, or "
+        "an author's row removed): listed, not run.",
+    )
+    tests_flagged: list[str] = Field(
+        default_factory=list,
+        description="Kept tests whose input no longer passes the validity check against the "
+        "new input specification.",
+    )
+    regenerated: list[str] = Field(
+        default_factory=list, description="Parts generated anew by --regenerate (rules, tests)."
+    )
