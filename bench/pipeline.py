@@ -378,7 +378,9 @@ def mockllm(latency: float) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def at_defaults(url: str, prompt: Path, effort: str) -> tuple[Context, float, RunConfig, Limits]:
+def at_defaults(
+    url: str, prompt: Path, effort: str, spans: list | None = None
+) -> tuple[Context, float, RunConfig, Limits]:
     """The speech-tag workload as `workload_once` runs it, with the gateway's own limits
     (no --concurrency: each model starts at 8 and adapts) and no response cache."""
     options = Options(
@@ -397,7 +399,7 @@ def at_defaults(url: str, prompt: Path, effort: str) -> tuple[Context, float, Ru
     with tempfile.TemporaryDirectory() as tmp:
         options.run.out = Path(tmp) / "out"
         prepared = _prepare(prompt, options, Path(tmp))
-        ctx, wall, _, limits = asyncio.run(_timed(prepared, None))
+        ctx, wall, _, limits = asyncio.run(_timed(prepared, None, spans))
     unfinished = [n for n, r in ctx.stages.items() if r.status != "done"]
     assert not unfinished, f"stages did not finish: {unfinished}"
     return ctx, wall, prepared.cfg, limits
@@ -426,9 +428,11 @@ def chain(latency: float, effort: str = "medium") -> None:
     else:
         print(f"(mockllm not found at {MOCKLLM}: its row is skipped)")
     for label, server in servers:
+        spans: list = []
         with server() as url:
-            ctx, wall, cfg, limits = at_defaults(url, prompt, effort)
+            ctx, wall, cfg, limits = at_defaults(url, prompt, effort, spans)
         declared = critical_path(cfg)
+        measured, _ = levels(spans)
         models = limits.limiters()
         waited = sum(m.waited for m in models.values())
         waits = sum(m.waits for m in models.values())
@@ -438,6 +442,10 @@ def chain(latency: float, effort: str = "medium") -> None:
             f"  {declared * latency:9.2f}  {wall:8.2f}"
             f"  {wall / (declared * latency):13.2f}  {waited:7.1f} s, {waits:>4}"
             f"  {limits.peak_in_flight:>14}"
+        )
+        print(
+            f"    the run's own chain: {measured} levels (bench/levels.py), wall / (levels x "
+            f"latency) {wall / (measured * latency):.2f}"
         )
         for model, m in models.items():
             print(

@@ -4,7 +4,10 @@ The limit starts at `start` (8 unless --concurrency is lower) and grows while ca
 succeed and others wait for a slot. Until the model's first 429 each success doubles
 it, up to `GROWTH` times the most calls the provider has answered at once (for any of
 its models: `Provider`), so one round trip can at most quadruple what the provider has
-shown it takes; after a 429 it grows by one per `limit` successes. A 429 (or a 503)
+shown it takes; a call that finds every slot taken first widens the limit to that bound
+(`widen`), so a model new to the provider, or a round wider than the model's last, does
+not wait for answers the provider has given already; after a 429 it grows by one per
+`limit` successes. A 429 (or a 503)
 halves it, once per round of calls (a call that started before the last cut does not
 cut again). It never exceeds `ceiling` (--concurrency) nor the provider's
 `x-ratelimit-limit-requests`; `x-ratelimit-remaining-requests` stops the growth once
@@ -96,6 +99,21 @@ class AdaptiveLimiter:
         """Whether a call may start now."""
         return self.in_flight < self.limit and self.pause_left() == 0
 
+    def widen(self) -> None:
+        """A call found every slot taken: before it waits, the limit grows to what the
+        provider has already shown it takes (`GROWTH` times the most calls of one of its
+        models it answered at once), as a success would have grown it had calls been
+        waiting then. Without it a round wider than the last one waited a round trip
+        for the first answers, although the provider had taken as many calls of this
+        model, or of its other models, before (issue 30: the judges' first verdicts,
+        the models under test's first runs, the expansions after the tests)."""
+        if self.limit >= self.threshold or not self._room_to_grow():
+            return  # a 429 set the threshold: after it, growth is one per round only
+        widest = min(self.threshold, self._bound(), GROWTH * self.provider.taken)
+        if widest > self.limit:
+            self.limit = widest
+            self.peak_limit = max(self.peak_limit, self.limit)
+
     def started(self) -> tuple[int, int]:
         """A call took a slot; returns its epoch (for `rate_limited`) and the calls in
         flight with it (for `succeeded`)."""
@@ -167,6 +185,8 @@ class AdaptiveLimiter:
     async def slot(self) -> AsyncIterator[tuple[int, int]]:
         """Hold a slot for one call; yields its epoch and depth (`started`)."""
         self.waiting += 1
+        if self.in_flight >= self.limit:
+            self.widen()
         try:
             while True:
                 async with self._cond:

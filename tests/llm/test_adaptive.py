@@ -61,6 +61,58 @@ def test_the_limit_grows_to_at_most_4x_what_the_provider_answered_at_once() -> N
     assert other.limit == 128
 
 
+def test_a_call_finding_no_slot_widens_to_what_the_provider_has_taken() -> None:
+    lim = limiter(8, 256, taken=0)
+    lim.widen()  # the provider has answered nothing yet: the start holds
+    assert lim.limit == 8
+    lim.provider.taken = 8  # eight calls (of this model or another) answered at once
+    lim.widen()
+    assert (lim.limit, lim.peak_limit) == (32, 32)
+    lim.provider.taken = 100
+    lim.widen()
+    assert lim.limit == 256  # never above the ceiling
+    capped = limiter(8, 256, taken=100)
+    capped.provider_limit = 50  # x-ratelimit-limit-requests
+    capped.widen()
+    assert capped.limit == 50
+
+
+def test_after_a_429_a_call_finding_no_slot_does_not_widen() -> None:
+    lim = limiter(64, 256, taken=64)
+    lim.rate_limited(lim.started()[0])
+    assert lim.limit == 32
+    lim.widen()
+    assert lim.limit == 32
+
+
+def test_a_model_new_to_the_provider_sends_its_first_wide_round_at_once() -> None:
+    """The models under test's first runs, the judges' first verdicts: the provider has
+    answered 30 calls of the rules model at once, so 100 calls of a new model go out
+    together (4 x 30 = 120), none waiting for the first answers."""
+    import asyncio
+
+    provider = Provider()
+    provider.taken = 30
+    lim = AdaptiveLimiter(8, 256, provider=provider)
+
+    async def main() -> int:
+        release = asyncio.Event()
+
+        async def call() -> None:
+            async with lim.slot():
+                await release.wait()
+
+        tasks = [asyncio.create_task(call()) for _ in range(100)]
+        await asyncio.sleep(0.01)
+        in_flight = lim.in_flight
+        release.set()
+        await asyncio.gather(*tasks)
+        return in_flight
+
+    assert asyncio.run(main()) == 100
+    assert lim.peak_in_flight == 100
+
+
 def test_no_growth_while_no_call_waits() -> None:
     lim = limiter(8, 100, waiting=0)
     for _ in range(50):
