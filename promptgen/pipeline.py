@@ -192,6 +192,21 @@ class Runner:
                 self._warned.add(note)
                 self.reporter.warn(batch_warning(note))
 
+    def _unsent(self) -> None:
+        """What the prompt declares that a model under test's backend cannot be sent
+        (the embedded model: tools, logit_bias): one warning per model, before its runs
+        (formats/declared.py already warned of what no backend can send)."""
+        from promptgen.prompting.invoke import call_settings
+
+        params = call_settings(self.ctx.prompt, self.cfg.ev).params
+        for model in self.cfg.models:
+            unsent = self.llm.unsent(model, params)
+            if unsent:
+                self.reporter.warn(
+                    f"{model} cannot be sent the prompt's {', '.join(unsent)}: its runs "
+                    "answer without them (docs/llm.md#what-the-model-under-test-is-sent)"
+                )
+
     def _refusals(self) -> None:
         """The schemas a server refused in this run's calls: recorded in the context and
         said once each, as soon as known (under --strict-output the error says it)."""
@@ -206,6 +221,7 @@ class Runner:
     async def run(self) -> Context:
         if self.cfg.evaluating:
             self.ctx.use_metrics([m.info for m in self.cfg.output_metrics])
+            self._unsent()
         self.reporter.start(self.planned)
         poller = asyncio.create_task(self._poll())
         try:

@@ -41,6 +41,9 @@ class BackendPolicy:
     deterministic: whether the same request always gets the same reply (the embedded
         model: a fixed seed, in process): a faulty reply is then not asked again, the
         retry could only repeat it (`RetryPolicy.fault_retries`).
+    takes: the call parameters (beyond messages, temperature, max_tokens, seed) the
+        backend sends; None: every one. What a prompt declares beyond them is said once
+        per model before the runs (`LLM.unsent`).
     """
 
     concurrency: int | None
@@ -51,6 +54,7 @@ class BackendPolicy:
     batch: bool = False
     small: bool = False
     deterministic: bool = False
+    takes: frozenset[str] | None = None
 
 
 class Backend(Protocol):

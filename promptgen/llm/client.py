@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Unpack, overload
@@ -145,6 +145,15 @@ class LLM:
         completions asked with `store=True` (OpenAI, Azure OpenAI, a compatible server)."""
         backend, name = self.backend_for(self.settings.resolve(model))
         return backend.stores_completions(name)
+
+    def unsent(self, model: str, params: Mapping[str, Any]) -> list[str]:
+        """The call parameters among `params` that `model`'s backend cannot be sent
+        (BackendPolicy.takes), sorted; [] when it takes them all."""
+        backend, _ = self.backend_for(self.settings.resolve(model))
+        takes = backend.policy.takes
+        if takes is None:
+            return []
+        return sorted(name for name in params if name not in takes)
 
     def profile_of(self, backend: Backend, model_id: str) -> str | None:
         """The provider profile `model_id`'s own schemas are shaped to (llm/profiles.py);

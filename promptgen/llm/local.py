@@ -135,7 +135,14 @@ def grammar_for(schema: dict[str, Any]) -> Any:
 
 
 # Call parameters llama.cpp's chat completion accepts besides the ones set above.
-LLAMA_PARAMS = ("top_p", "top_k", "min_p", "stop", "repeat_penalty", "frequency_penalty")
+LLAMA_PARAMS = (
+    "top_p", "top_k", "min_p", "stop", "repeat_penalty", "frequency_penalty", "presence_penalty"
+)  # fmt: skip
+# What else a prompt may declare that the embedded model is sent: a response format of
+# type json_object (llama.cpp decodes to a JSON grammar; text needs nothing; json_schema
+# arrives as the request's schema). Not sent: logit_bias (token ids of another
+# tokenizer), tools and tool_choice (the model's chat template is used without them).
+TAKES = frozenset({*LLAMA_PARAMS, "response_format"})
 
 
 class LocalBackend:
@@ -149,6 +156,7 @@ class LocalBackend:
         per_loop=False,
         small=True,  # 0.5B and 1.5B parameters
         deterministic=True,  # a fixed seed by default (`chat`)
+        takes=TAKES,
     )
 
     @classmethod
@@ -200,11 +208,13 @@ class LocalBackend:
         kwargs["max_tokens"] = request.max_tokens or 1024
         # A fixed seed by default: the same call gives the same answer (variants differ).
         kwargs["seed"] = request.seed if request.seed is not None else 0
-        for name in LLAMA_PARAMS:  # the rest (e.g. presence_penalty) llama.cpp does not take
+        for name in LLAMA_PARAMS:  # the rest are said before the runs (`LLM.unsent`)
             if name in request.params:
                 kwargs[name] = request.params[name]
         if request.json_schema is not None:
             kwargs["grammar"] = grammar_for(request.json_schema)
+        elif _json_mode(request.params.get("response_format")):
+            kwargs["response_format"] = {"type": "json_object"}
         with _run_lock:
             try:
                 result = llama.create_chat_completion(**kwargs)
@@ -220,3 +230,9 @@ class LocalBackend:
             model=f"{PREFIX}{request.model}",
             finish_reason=choice.get("finish_reason"),
         )
+
+
+def _json_mode(fmt: Any) -> bool:
+    """Whether a prompt's response format asks for JSON without a schema (json_object)."""
+    kind = fmt.get("type") if isinstance(fmt, dict) else fmt
+    return kind == "json_object"

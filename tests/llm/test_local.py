@@ -192,3 +192,65 @@ def test_evaluation_offline_with_the_embedded_model(tmp_path: Path) -> None:
     for name in ("overview.csv", "report.md", "report.html"):
         assert (tmp_path / "out" / name).is_file()
     assert "compliance" in result.stdout
+
+
+def test_json_mode_and_penalties_reach_the_embedded_model(tmp_path: Path) -> None:
+    """A prompt's `response_format: json_object` decodes to JSON on the embedded model
+    (a JSON grammar), and its penalties are sent; logit_bias and tools are not."""
+    settings = load_settings({"rules": f"local/{SMALL}", "cache": False}, env={}, cwd=tmp_path)
+    llm = LLM(settings)
+    params = {"response_format": {"type": "json_object"}, "presence_penalty": 0.2}
+    reply = asyncio.run(
+        llm.complete(
+            [{"role": "user", "content": "Rate the title 'socks' from 1 to 5 for clarity."}],
+            max_tokens=60,
+            temperature=0,
+            params=params,
+        )
+    )
+    unsent = llm.unsent(f"local/{SMALL}", {**params, "logit_bias": {"1": 5}, "tools": []})
+    llm.close()
+    assert reply.ok, reply.error
+    assert isinstance(json.loads(reply.text or ""), (dict, list))
+    assert unsent == ["logit_bias", "tools"]
+
+
+def test_a_run_says_what_the_embedded_model_under_test_cannot_be_sent(tmp_path: Path) -> None:
+    from promptgen.context import Context, save_context
+    from promptgen.formats import load_prompt
+    from promptgen.results import Rule, Test
+
+    prompt = load_prompt(REPO / "samples" / "rate-product-title.prompty")
+    ctx = Context.new(prompt)
+    ctx.rules = [Rule.make("The answer is a JSON object with a score from 1 to 5.")]
+    inputs = {"title": "socks", "category": "Clothing"}
+    test = Test(
+        id=Test.make_id("generated", ctx.rules[0].id, None, inputs),
+        rule_id=ctx.rules[0].id,
+        inputs=inputs,
+    )
+    save_context(ctx, tmp_path / "out" / "context.json")
+    tests_file = tmp_path / "tests.json"
+    tests_file.write_text(json.dumps([test.model_dump(mode="json")]))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    model = f"local/{SMALL}"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "promptgen", str(tmp_path / "out" / "context.json"),
+            "--tests", str(tests_file), "--models", model, "--eval-model", model,
+            "--no-compliance", "--no-validity", "--param", 'logit_bias={"15": 3}',
+            "--no-cache", "--quiet",
+        ],
+        capture_output=True, text=True, cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)},
+        timeout=1200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = (
+        f"{model} cannot be sent the prompt's logit_bias: its runs answer without them "
+        "(docs/llm.md#what-the-model-under-test-is-sent)"
+    )
+    assert result.stderr.count(line) == 1, result.stderr
+    from promptgen import load_context
+
+    (run,) = load_context(tmp_path / "out" / "context.json").test_runs
+    assert run.ok and isinstance(json.loads(run.output or ""), dict), run.output
