@@ -306,3 +306,82 @@ def test_stepwise_an_added_instruction_costs_one_rule_and_its_tests(
     names = generated(calls(fake))
     assert names["RuleFromInstruction"] == 1 and "RulesAnswer" not in names
     assert names["TestInputs"] == len(added)  # one call per new slot
+
+
+def test_regenerate_tests_writes_every_test_anew_and_keeps_the_rules(
+    fake: FakeLLM, tmp_path: Path
+) -> None:
+    runs = Runs(fake, tmp_path)
+    v1 = first_version(runs)
+    again = runs.run(V1.format(samples=""), regenerate=["tests"])
+    edit = again.edit
+    assert edit is not None and edit.regenerated == ["tests"] and edit.changed == []
+    assert edit.variant > 0  # the cache cannot give the earlier tests back
+    assert [r.id for r in again.all_rules] == [r.id for r in v1.all_rules] == edit.rules_kept
+    assert edit.tests_kept == [] and [t.id for t in edit.tests_retired] == [t.id for t in v1.tests]
+    assert not {t.id for t in again.tests} & {t.id for t in v1.tests}
+    assert generated(calls(fake)) == {"TestCases": 1}  # no rule asked for
+    assert runs.said.startswith(
+        f"--regenerate: generating the tests of version {edit.previous} anew: keeping 4 of 4 "
+    )
+    # The version before is history; the folder's run is this one (same prompt hash).
+    assert (runs.out / "history" / edit.previous / "context.json").is_file()
+
+
+def test_regenerate_rules_derives_rules_inverses_and_tests_anew(
+    fake: FakeLLM, tmp_path: Path
+) -> None:
+    runs = Runs(fake, tmp_path)
+    v1 = first_version(runs)
+    again = runs.run(V1.format(samples=""), regenerate=["rules"])
+    edit = again.edit
+    assert edit is not None and edit.regenerated == ["rules", "tests"]
+    # The fake reads the same rules again: they keep their ids; their tests are new.
+    assert [r.id for r in again.rules] == [r.id for r in v1.rules]
+    assert edit.rules_kept == [r.id for r in v1.rules] and edit.tests_kept == []
+    names = generated(calls(fake))
+    assert names["RulesAnswer"] == 1 and names["TestCases"] == 1
+
+
+def test_fresh_starts_over_and_keeps_the_run_before_in_history(
+    fake: FakeLLM, tmp_path: Path
+) -> None:
+    runs = Runs(fake, tmp_path)
+    v1 = first_version(runs)
+    again = runs.run(ADDED, fresh=True)
+    assert again.edit is None and again.run_id != v1.run_id
+    assert generated(calls(fake))["RulesAnswer"] == 1
+    kept = runs.out / "history" / v1.prompt_hash[:10]
+    assert load_context(kept / "context.json").run_id == v1.run_id
+    assert any(
+        n.startswith("starting over (--fresh); the run before is kept in") for n in runs.notes
+    )
+
+
+def test_the_library_continues_from_a_previous_context(fake: FakeLLM, tmp_path: Path) -> None:
+    runs = Runs(fake, tmp_path)
+    v1 = first_version(runs)
+    path = tmp_path / "edited.prompty"
+    path.write_text(ADDED, encoding="utf-8")
+    options = runs.options()
+    options.run.out = tmp_path / "elsewhere"  # no run saved there: `previous` is continued
+    ctx = promptgen.run(path, options, previous=v1)
+    assert ctx.edit is not None and ctx.edit.previous == v1.prompt_hash[:10]
+    assert ctx.edit.tests_kept == [t.id for t in v1.tests]
+    assert generated(calls(fake)) == {"RuleFromInstruction": 1, "TestCases": 1}
+    assert (tmp_path / "elsewhere" / "history" / ctx.edit.previous / "context.json").is_file()
+
+
+def test_another_prompt_in_the_same_folder_is_still_refused(fake: FakeLLM, tmp_path: Path) -> None:
+    from promptgen.errors import ContextError
+
+    runs = Runs(fake, tmp_path)
+    first_version(runs)
+    other = "---\nname: greeter\n---\nsystem:\nGreet the user by name.\n\nuser:\n{{name}}\n"
+    with pytest.raises(ContextError, match="a run of a different prompt \\('haiku'"):
+        promptgen.prepare(_write(tmp_path / "greeter.prompty", other), runs.options())
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

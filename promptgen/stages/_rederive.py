@@ -67,7 +67,7 @@ async def rederive(scope: Scope, rewrite_all: Rewrite) -> None:
     in_prompt_order(ctx, cfg)
     _cap(scope, edit)
     edit.derive = []
-    sort_tests(ctx)
+    _sorted(ctx, edit)
     scope.set_count("rules", len(ctx.rules))
     scope.set_count("rules_derived", len(found))
     scope.set_count("rules_reworded", len(edit.rules_reworded))
@@ -173,4 +173,15 @@ def settle(ctx: Context, edit: EditRecord) -> None:
             edit.rules_added.append(rule.id)
         else:
             restore(ctx, edit, old, rule.source, reworded=same is None, tests=not anew)
+    _sorted(ctx, edit)
+
+
+def _sorted(ctx: Context, edit: EditRecord) -> None:
+    """The tests in their order, and the kept ones listed in it (tests brought back
+    with their rule sit where a straight run has them); the inverse rules in the order
+    of their rules."""
+    order = {r.id: i for i, r in enumerate(ctx.rules)}
+    ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", len(order)))
     sort_tests(ctx)
+    place = {t.id: i for i, t in enumerate(ctx.tests)}
+    edit.tests_kept.sort(key=lambda i: place.get(i, len(place)))
