@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from promptgen import history
-from promptgen.carry import continue_run, unrelated
+from promptgen.carry import continue_run
+from promptgen.carry.folder import Earlier, continued, new_or_saved
 from promptgen.config import (
     SAVED,
     RunConfig,
@@ -71,15 +72,6 @@ class Prepared:
     # The run of the version before (an edit, --regenerate, --fresh): kept as
     # OUT/history/<version>/ when this one is run and saved.
     previous: Context | None = None
-
-
-@dataclass
-class Earlier:
-    """A run found where the new one goes: kept as history, and continued from unless
-    the run starts over (`carry` False: --fresh)."""
-
-    ctx: Context
-    carry: bool = True
 
 
 # Options that say which server and models a run calls: a resumed run keeps the saved
@@ -274,10 +266,10 @@ def _context(
     if isinstance(source, Context):
         folder = out or DEFAULT_OUT / slug(source.prompt.name)
         if regenerate:
-            return _continued(Context.new(source.prompt), Earlier(source), folder)
+            return continued(Context.new(source.prompt), Earlier(source), folder)
         return source, folder, [], None
     if isinstance(source, PromptUnderTest):
-        return _new_or_saved(source, out or DEFAULT_OUT / slug(source.name), options, previous)
+        return new_or_saved(source, out or DEFAULT_OUT / slug(source.name), options, previous)
     path = Path(source)
     fmt = options.run.format
     if path.suffix.lower() == ".json" and fmt is None and json_kind(path) == CONTEXT:
@@ -289,55 +281,11 @@ def _context(
             )
         saved = load_context(path)
         if regenerate:
-            return _continued(Context.new(saved.prompt), Earlier(saved), out or path.parent)
+            return continued(Context.new(saved.prompt), Earlier(saved), out or path.parent)
         return saved, out or path.parent, [f"resuming the run saved in {path}"], None
     with allow_env(options.run.allow_env):
         prompt = load_prompt(path, fmt)
-    return _new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), options, previous)
-
-
-def _new_or_saved(
-    prompt: PromptUnderTest, folder: Path, options: Options, previous: Context | None
-) -> tuple[Context, Path, list[str], Earlier | None]:
-    """A new context for `prompt`; or the run saved in `folder` (or `previous`) resumed
-    when it is of the same prompt, continued when it is of an earlier version of it
-    (docs/carry-over.md). Only a run of another prompt altogether is refused."""
-    ctx = Context.new(prompt)
-    existing = folder / CONTEXT_FILE
-    if previous is None and not existing.is_file():
-        return ctx, folder, [], None
-    saved = previous if previous is not None else load_context(existing)
-    if options.run.fresh:
-        kept = folder / history.HISTORY / history.version_of(saved)
-        return (
-            ctx,
-            folder,
-            [f"starting over (--fresh); the run before is kept in {kept}"],
-            (Earlier(saved, carry=False)),
-        )
-    if saved.prompt_hash == ctx.prompt_hash and not options.run.regenerate:
-        saved.prompt = ctx.prompt  # same content; frontmatter run options may be new
-        return saved, folder, [f"resuming the run in {folder}"], None
-    if unrelated(saved.prompt, prompt):
-        raise ContextError(
-            f"this folder holds a run of a different prompt ({saved.prompt.name!r}, "
-            "nothing of which carries over)",
-            file=existing,
-            hint="pass --fresh to start over there (its run is kept in history/), or --out "
-            "to use another folder",
-        )
-    return _continued(ctx, Earlier(saved), folder)
-
-
-def _continued(
-    ctx: Context, earlier: Earlier, folder: Path
-) -> tuple[Context, Path, list[str], Earlier | None]:
-    """A new version's context continuing `earlier`: its options, resolved again by
-    `prepare`, are the earlier run's (its server and models stay); `continue_run` then
-    carries over what did not change."""
-    ctx.options = earlier.ctx.options.model_copy(deep=True)
-    ctx.option_sources = dict(earlier.ctx.option_sources)
-    return ctx, folder, [], earlier
+    return new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), options, previous)
 
 
 def _redo_hint(source: Source, ctx: Context, options: Options) -> str:

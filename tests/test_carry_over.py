@@ -385,3 +385,30 @@ def test_another_prompt_in_the_same_folder_is_still_refused(fake: FakeLLM, tmp_p
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+class NewSpec(Editing):
+    """Reads the input spec differently each time it is asked."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        if name == "InputSpecAnswer":
+            return {"constraints": [f"The topic is a short phrase (reading {n})."]}
+        return super().answer(name, schema, text, n)
+
+
+def test_kept_tests_are_judged_again_when_the_input_spec_changed(tmp_path: Path) -> None:
+    with FakeLLM(responder=NewSpec()) as fake:
+        runs = Runs(fake, tmp_path)
+        runs.generation["validity"] = True
+        v1 = first_version(runs)
+        judged = [t.id for t in v1.tests if t.valid is not None and t.origin != "sample"]
+        assert judged
+        v2 = runs.run(V1.format(samples="").replace("Avoid rhyme.", "Avoid rhymes."))
+        names = calls(fake)
+    edit = v2.edit
+    assert edit is not None and v2.input_spec != v1.input_spec
+    assert edit.tests_rechecked == [i for i in edit.tests_kept if i in judged]
+    failed = {t.id for t in v2.tests if t.valid is False}
+    assert edit.tests_flagged == [i for i in edit.tests_rechecked if i in failed]
+    assert names["Verdicts"] >= 1  # the kept tests were judged again
+    assert not {r.test_id for r in v2.test_runs} & set(edit.tests_flagged)  # not run

@@ -36,6 +36,7 @@ from promptgen.prompting.writing import shared_inputs
 from promptgen.results import Behaviour, Rule, Test
 from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
+from promptgen.stages._edited import after_edit, kept_pairs
 from promptgen.stages._plan import Slot, plan
 from promptgen.stages._suite import (
     carried_rules,
@@ -74,20 +75,6 @@ def planned(ctx: Context, cfg: RunConfig) -> list[Slot]:
     testsPerRule x testGenerations times."""
     per_rule = cfg.gen.tests_per_rule * cfg.gen.test_generations
     return plan(target_rules(ctx, cfg), ctx.behaviours, per_rule, kept_pairs(ctx))
-
-
-def kept_pairs(ctx: Context) -> dict[str, str]:
-    """After an edit: behaviour id -> the rule a kept test exercises it for."""
-    if carried_rules(ctx) is None:
-        return {}
-    assert ctx.edit is not None
-    kept = set(ctx.edit.tests_kept)
-    return {
-        b: t.rule_id
-        for t in ctx.tests
-        if t.id in kept and t.origin == "generated" and t.rule_id
-        for b in t.behaviours
-    }
 
 
 @dataclass
@@ -268,7 +255,7 @@ async def run(item: WorkItem[Work], scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
         if scope.ctx.edit is not None:
-            _after_edit(scope.ctx)
+            after_edit(scope.ctx)
     elif item.key == STEP:
         from promptgen.stages._walk import Walk, walk
 
@@ -296,25 +283,6 @@ def _add_samples(ctx: Context) -> None:
         if key not in seen:
             seen.add(key)
             ctx.tests.append(test)
-
-
-def _after_edit(ctx: Context) -> None:
-    """Before an edited prompt's tests are written (its input spec and rules known): the
-    kept tests are judged again for validity when the input spec changed, and notes on
-    slots of rules or behaviours no longer there are dropped."""
-    edit = ctx.edit
-    assert edit is not None
-    if edit.input_spec_then is not None and ctx.input_spec is not None:
-        if ctx.input_spec != edit.input_spec_then:
-            kept = set(edit.tests_kept)
-            for test in ctx.tests:
-                if test.id in kept and test.origin != "sample" and test.valid is not None:
-                    test.valid, test.validity_reason = None, None
-                    edit.tests_rechecked.append(test.id)
-        edit.input_spec_then = None
-    record = ctx.stage("tests")
-    known = {r.id for r in ctx.all_rules} | {b.id for b in ctx.behaviours}
-    record.notes = {k: v for k, v in record.notes.items() if k.split("|", 1)[0] in known}
 
 
 async def _top_up(scope: Scope, plan_: TopUp) -> None:

@@ -75,7 +75,7 @@ def test_sigkill_during_the_edited_run_resumes_into_the_same_result(tmp_path: Pa
     prompt = tmp_path / "haiku.prompty"
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     models = ("--models", "m1;m2")
-    with FakeLLM(latency=0.05, responder=responder) as fake:
+    with FakeLLM(latency=0.08, responder=responder) as fake:
         for out in (straight, killed):
             prompt.write_text(HAIKU, encoding="utf-8")
             _run(fake.url, prompt, out, tmp_path, *models, "--no-cache")
