@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptgen import history
+from promptgen.carry import continue_run
+from promptgen.carry.folder import Earlier, continued, new_or_saved
 from promptgen.config import (
     SAVED,
     RunConfig,
@@ -66,6 +69,9 @@ class Prepared:
     cfg: RunConfig
     out: Path
     notes: list[str] = field(default_factory=list)
+    # The run of the version before (an edit, --regenerate, --fresh): kept as
+    # OUT/history/<version>/ when this one is run and saved.
+    previous: Context | None = None
 
 
 # Options that say which server and models a run calls: a resumed run keeps the saved
@@ -106,14 +112,20 @@ def gateway_settings(
 
 
 def prepare(
-    source: Source, config: Options | None = None, *, settings: GatewaySettings | None = None
+    source: Source,
+    config: Options | None = None,
+    *,
+    settings: GatewaySettings | None = None,
+    previous: Context | None = None,
 ) -> Prepared:
     """Load (or resume) the context of `source` and resolve its run configuration.
 
     `source` is a prompt file, a saved `context.json`, a PromptUnderTest or a Context.
+    `previous`, the run of an earlier version of the prompt, is continued from (as a
+    run saved in the output folder is otherwise: docs/carry-over.md).
     Raises BadInputError (exit code 2) on bad input, before any model is called."""
     options = config or Options()
-    ctx, out, notes = _context(source, options)
+    ctx, out, notes, earlier = _context(source, options, previous)
     check_renders(ctx.prompt)  # a template that can never render: exit 2, before a call
     check_outputs(out, options.run)
     given = explicit(options)
@@ -138,7 +150,9 @@ def prepare(
     ctx.options, ctx.option_sources = resolved, sources
     cfg = build_config(ctx.prompt, resolved, sources, settings)
     cfg, said = from_server(ctx, cfg, sources)  # --api-base, and a role with no model
-    return Prepared(ctx, cfg, out, notes + said)
+    if earlier is not None and earlier.carry:
+        notes.append(continue_run(ctx, earlier.ctx, cfg, out, list(options.run.regenerate)))
+    return Prepared(ctx, cfg, out, notes + said, earlier.ctx if earlier else None)
 
 
 def _unsent(prompt: PromptUnderTest, given: dict[str, Any]) -> list[str]:
@@ -245,12 +259,17 @@ def _kept(resolved: Options, sources: Mapping[str, str]) -> list[str]:
     return [f"resuming with {' and '.join(kept)} from the saved run"]
 
 
-def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]]:
-    out, fresh = options.run.out, options.run.fresh
+def _context(
+    source: Source, options: Options, previous: Context | None = None
+) -> tuple[Context, Path, list[str], Earlier | None]:
+    out, fresh, regenerate = options.run.out, options.run.fresh, bool(options.run.regenerate)
     if isinstance(source, Context):
-        return source, out or DEFAULT_OUT / slug(source.prompt.name), []
+        folder = out or DEFAULT_OUT / slug(source.prompt.name)
+        if regenerate:
+            return continued(Context.new(source.prompt), Earlier(source), folder)
+        return source, folder, [], None
     if isinstance(source, PromptUnderTest):
-        return _new_or_saved(source, out or DEFAULT_OUT / slug(source.name), fresh)
+        return new_or_saved(source, out or DEFAULT_OUT / slug(source.name), options, previous)
     path = Path(source)
     fmt = options.run.format
     if path.suffix.lower() == ".json" and fmt is None and json_kind(path) == CONTEXT:
@@ -260,29 +279,13 @@ def _context(source: Source, options: Options) -> tuple[Context, Path, list[str]
                 file=path,
                 hint="pass the prompt file instead",
             )
-        return load_context(path), out or path.parent, [f"resuming the run saved in {path}"]
+        saved = load_context(path)
+        if regenerate:
+            return continued(Context.new(saved.prompt), Earlier(saved), out or path.parent)
+        return saved, out or path.parent, [f"resuming the run saved in {path}"], None
     with allow_env(options.run.allow_env):
         prompt = load_prompt(path, fmt)
-    return _new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), fresh)
-
-
-def _new_or_saved(
-    prompt: PromptUnderTest, folder: Path, fresh: bool
-) -> tuple[Context, Path, list[str]]:
-    """A new context for `prompt`, or the run of the same prompt saved in `folder`."""
-    ctx = Context.new(prompt)
-    existing = folder / CONTEXT_FILE
-    if not existing.is_file() or fresh:
-        return ctx, folder, []
-    saved = load_context(existing)
-    if saved.prompt_hash != ctx.prompt_hash:
-        raise ContextError(
-            "this folder holds a run of a different prompt (or the prompt changed)",
-            file=existing,
-            hint="pass --fresh to start over there, or --out to use another folder",
-        )
-    saved.prompt = ctx.prompt  # same content; frontmatter run options may be new
-    return saved, folder, [f"resuming the run in {folder}"]
+    return new_or_saved(prompt, out or DEFAULT_OUT / slug(prompt.name), options, previous)
 
 
 def _redo_hint(source: Source, ctx: Context, options: Options) -> str:
@@ -356,14 +359,24 @@ async def run_async(
     reporter: Reporter | None = None,
     llm: LLM | None = None,
     save: bool = True,
+    previous: Context | None = None,
 ) -> Context:
     """Run every stage with work left; returns the context (also saved after every unit
     of work to OUT/context.json unless save=False). `llm` replaces the gateway built
-    from the configuration (its owner closes it)."""
-    prepared = source if isinstance(source, Prepared) else prepare(source, config)
+    from the configuration (its owner closes it). `previous`, the run of an earlier
+    version of the prompt, is continued from: what did not change is kept, what changed
+    is derived again, every run is made again (docs/carry-over.md)."""
+    prepared = (
+        source if isinstance(source, Prepared) else prepare(source, config, previous=previous)
+    )
     ctx, cfg = prepared.ctx, prepared.cfg
     gateway = llm or LLM(cfg.settings)
     saver = Saver(prepared.out / CONTEXT_FILE) if save else None
+    if saver is not None and prepared.previous is not None:
+        # The version before is history, and the new one is on disk before any call: a
+        # run killed from here on resumes into this version (same prompt hash).
+        history.save(prepared.out, prepared.previous)
+        saver.save(ctx)
     try:
         runner = Runner(
             ctx, cfg, gateway, reporter or PlainReporter(quiet=True, warnings=False), saver
@@ -389,6 +402,9 @@ def run(
     reporter: Reporter | None = None,
     llm: LLM | None = None,
     save: bool = True,
+    previous: Context | None = None,
 ) -> Context:
     """The blocking twin of `run_async` (it starts its own event loop)."""
-    return asyncio.run(run_async(source, config, reporter=reporter, llm=llm, save=save))
+    return asyncio.run(
+        run_async(source, config, reporter=reporter, llm=llm, save=save, previous=previous)
+    )

@@ -519,9 +519,26 @@ class Run(_Group):
             persist=False,
         ),
     ] = Field(default_factory=list)
-    fresh: Annotated[bool, Opt("Discard a saved run in the output folder.", RUN, persist=False)] = (
-        False
-    )
+    fresh: Annotated[
+        bool,
+        Opt(
+            "Start over: generate everything anew (the run saved in the output folder is kept "
+            "in OUT/history/).",
+            RUN,
+            persist=False,
+        ),
+    ] = False
+    regenerate: Annotated[
+        list[Literal["rules", "tests"]],
+        Opt(
+            "Generate PART anew for this version, keeping the rest: rules (the rules, their "
+            "inverses and all tests) or tests (every generated test; the rules kept). The run "
+            "before is kept in OUT/history/ (docs/carry-over.md).",
+            RUN,
+            parse="names",
+            persist=False,
+        ),
+    ] = Field(default_factory=list)
     cache: Annotated[
         bool, Opt("Do not use the response cache (ask every call again).", RUN, persist=False)
     ] = True

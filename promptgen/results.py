@@ -614,3 +614,32 @@ class EditRecord(_Record):
     regenerated: list[str] = Field(
         default_factory=list, description="Parts generated anew by --regenerate (rules, tests)."
     )
+    # The work of the carry-over still to do (docs/carry-over.md): the stages read these.
+    derive: list[str] = Field(
+        default_factory=list,
+        description="Instructions (as rules record their `source`) whose rules the rules "
+        "stage is still to derive: new or reworded ones; emptied once derived.",
+    )
+    input_spec_then: str | None = Field(
+        None,
+        description="The previous version's input specification while the kept tests are "
+        "still to be compared with the new one (they are judged again if it differs).",
+    )
+    tests_rechecked: list[str] = Field(
+        default_factory=list,
+        description="Kept tests judged again for validity because the input specification "
+        "changed (those that failed are in tests_flagged).",
+    )
+    variant: int = Field(
+        0,
+        description="With --regenerate: the offset added to the variant of the regenerated "
+        "stages' calls, so the response cache does not give the earlier answers back.",
+    )
+
+    def variant_for(self, stage: str) -> int:
+        """The variant offset of `stage`'s calls (0 unless it is regenerated)."""
+        stages = {
+            "rules": ("rules", "inverse_rules", "tests", "baseline"),
+            "tests": ("tests", "baseline"),
+        }
+        return self.variant if any(stage in stages.get(p, ()) for p in self.regenerated) else 0

@@ -222,8 +222,12 @@ class Scope:
         output: type[BaseModel] | dict[str, Any] | None = None,
         **options: Unpack[CompleteOptions],
     ) -> Completion[Any]:
-        """A gateway call booked under this stage."""
+        """A gateway call booked under this stage (under --regenerate, with the variant
+        moved so the response cache does not give the earlier answers back)."""
         options.setdefault("stage", self.stage)
+        offset = self.ctx.edit.variant_for(self.stage) if self.ctx.edit is not None else 0
+        if offset:
+            options["variant"] = options.get("variant", 0) + offset
         return await self.llm.complete(messages, output=output, **options)
 
 

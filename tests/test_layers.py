@@ -19,13 +19,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
      "results", "collector", "version", "words", "csvcells"),
-    ("model", "context", "order", "saving"),
+    ("model", "context", "order", "saving", "history"),
     ("formats", "rendering"),
     ("prompting",),
     ("llm",),
     ("config", "evaluation", "selection", "stage", "stages", "mutation"),
     ("progress", "pipeline"),
-    ("api", "mutate", "lve_run", "configure", "importing", "discover", "roles"),
+    ("api", "carry", "mutate", "lve_run", "configure", "importing", "discover", "roles"),
     ("__init__", "__main__", "cli", "report", "gate", "schemas", "docsgen", "export", "batch"),
 ]  # fmt: skip
 

@@ -111,7 +111,11 @@ def flag_parameter(field: OptionField) -> inspect.Parameter:
         *names,
         help=_help(field),
         rich_help_panel=field.opt.panel,
-        metavar="PATH" if _is_path(field) else metavar.get(field.opt.parse or ""),
+        metavar="PATH"
+        if _is_path(field)
+        else "PART"
+        if field.name == "regenerate"
+        else metavar.get(field.opt.parse or ""),
     )
     annotation: Any = Annotated[kind if _switch(field) else Optional[kind], info]  # noqa: UP045
     default = False if _switch(field) else None
@@ -158,6 +162,8 @@ def _flag_value(field: OptionField, value: Any) -> Any:
         names = env_names(value)
         set_allowed_env(names)
         return names
+    if field.name == "regenerate":  # rules,tests or the flag repeated; checked by Options
+        return [part.strip() for item in value for part in str(item).split(",") if part.strip()]
     if field.opt.parse == "names":  # export targets, checked before any call
         try:
             from promptgen.export import parse_targets

@@ -773,6 +773,48 @@ def _variety(prompt: PromptUnderTest, guidance: str) -> list[Behaviour]:
     return found
 
 
+_WRITTEN_IN = re.compile(r"\bwritten in (?:" + "|".join(_LANGUAGES) + r")\b")
+
+
+def steady(found: list[Behaviour], before: list[Behaviour]) -> list[Behaviour]:
+    """`found`, read from an edited prompt, with each case the previous version's reading
+    (`before`) already had kept under its earlier id: a case said again in other words
+    (the same kind, inputs and expected class, and near-duplicate text, as for rules),
+    and a language case for the same input (the language is picked by the prompt's
+    hash, which any edit changes). The kept tests exercise the earlier cases."""
+    known = {b.id for b in before}
+    taken: set[str] = set()
+    out = []
+    for new in found:
+        match = None
+        if new.id not in known:
+            match = next(
+                (old for old in before if old.id not in taken and _same_case(new, old)), None
+            )
+        if match is not None:
+            taken.add(match.id)
+        out.append(match or new)
+    return out
+
+
+def _masked(text: str) -> str:
+    return _WRITTEN_IN.sub("written in ?", text)
+
+
+def _same_case(new: Behaviour, old: Behaviour) -> bool:
+    if (new.kind, new.inputs, new.expected_class) != (old.kind, old.inputs, old.expected_class):
+        return False
+    if new.appended.keys() != old.appended.keys() or not all(
+        near_duplicate(text, old.appended[name]) for name, text in new.appended.items()
+    ):
+        return False
+    if new.kind == "variety":
+        return _WRITTEN_IN.sub("written in ?", new.text) == _WRITTEN_IN.sub(
+            "written in ?", old.text
+        )
+    return near_duplicate(new.text, old.text)
+
+
 def noun_of(name: str) -> str:
     """An input's name as a noun ("target_language" -> "target language"; the bare
     "input" a prompt without variables gets -> "text")."""

@@ -12,6 +12,7 @@ for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from promptgen.prompting.seeds import content_words
@@ -78,15 +79,25 @@ def _best(behaviour: Behaviour, rules: list[Rule], load: dict[str, int]) -> Rule
     return best if _overlap(behaviour, best) else _least_loaded(rules, load)
 
 
-def plan(rules: list[Rule], behaviours: list[Behaviour], per_rule: int) -> list[Slot]:
+def plan(
+    rules: list[Rule],
+    behaviours: list[Behaviour],
+    per_rule: int,
+    paired: Mapping[str, str] | None = None,
+) -> list[Slot]:
     """Slots for `rules` (rules and their inverses, in order) and `behaviours`: each
     behaviour once, each rule at least `per_rule` times. In rule order, a rule's
-    behaviours first."""
+    behaviours first. `paired` (behaviour id -> rule id) holds pairs already made: an
+    edited prompt's kept tests keep exercising their behaviours for their rules, so a
+    new rule does not draw a behaviour (and a new test) away from a kept one."""
     inverses = {r.inverse_of: r for r in rules if r.inverse and r.inverse_of}
+    by_id = {r.id: r for r in rules}
     by_rule: dict[str, list[Behaviour]] = {r.id: [] for r in rules}
     load: dict[str, int] = {}
     for behaviour in behaviours:
-        rule = pair(behaviour, rules, inverses, load)
+        rule = by_id.get((paired or {}).get(behaviour.id, "")) or pair(
+            behaviour, rules, inverses, load
+        )
         if rule is None:
             continue
         by_rule[rule.id].append(behaviour)

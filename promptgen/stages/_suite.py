@@ -34,6 +34,24 @@ def tests_of(ctx: Context, slot: Slot, scenario: str | None) -> list[Test]:
     ]
 
 
+def carried_rules(ctx: Context) -> set[str] | None:
+    """After an edit: the rules (and inverse rules) whose tests were carried over, so
+    only the others' tests are written (None: not an edit, or its tests are written
+    anew: --regenerate)."""
+    edit = ctx.edit
+    if edit is None or "tests" in edit.regenerated:
+        return None
+    return {*edit.rules_kept, *edit.rules_reworded}
+
+
+def left_empty_before(ctx: Context, slot: Slot, scenario: Scenario | None) -> bool:
+    """A slot of a kept rule that the previous version could not fill (its note says
+    why): an edit does not ask for it again."""
+    kept = carried_rules(ctx)
+    notes = ctx.stage("tests").notes
+    return kept is not None and slot.rule.id in kept and note_key(slot, scenario) in notes
+
+
 def note_key(slot: Slot, scenario: Scenario | None) -> str:
     """Where the tests stage records why a slot has no test: the behaviour's id, or the
     rule's (with the scenario where there are scenarios)."""
@@ -58,10 +76,12 @@ def keep(scope: Scope, new: list[Test]) -> None:
 
     Chunks run side by side: when two of their tests have one input (or nearly), the one
     that sorts first (`test_key`) is kept whichever call returned first, so the test set
-    does not depend on completion order."""
+    does not depend on completion order. A test an edit kept is never given up for a
+    new one."""
     ctx = scope.ctx
     rank = test_key(ctx)
     shared = shared_inputs(ctx.prompt)
+    carried = set(ctx.edit.tests_kept) if ctx.edit is not None else set()
     indexes: dict[str | None, tuple[InputIndex, list[int]]] = {}
 
     def index_of(scenario: str | None) -> tuple[InputIndex, list[int]]:
@@ -80,7 +100,8 @@ def keep(scope: Scope, new: list[Test]) -> None:
         if found is not None:
             scope.count("duplicates_dropped")
             other = where[found]
-            if ctx.tests[other].origin != "sample" and rank(test) < rank(ctx.tests[other]):
+            mine = ctx.tests[other]  # an author's row or a test kept by an edit stays
+            if mine.origin != "sample" and mine.id not in carried and rank(test) < rank(mine):
                 ctx.tests[other] = test  # it takes the place of the one it sorts before
                 index.add(test.inputs)
                 where.append(other)

@@ -56,6 +56,7 @@ from promptgen.stages._suite import (
     count_empty,
     filled,
     keep,
+    left_empty_before,
     make_test,
     note_key,
     others_of,
@@ -96,7 +97,7 @@ class Walk:
         names = generated_inputs(ctx.prompt, set(first.parameters) if first else set())
         calls = 0
         for slot in self.slots:
-            if _done(ctx, slot, name):
+            if _done(ctx, slot, name) or left_empty_before(ctx, slot, first):
                 continue
             fixed = slot.behaviour.inputs if slot.behaviour else {}
             if [n for n in names if n not in fixed]:
@@ -139,6 +140,8 @@ async def walk(scope: Scope, plan: Walk) -> None:
     for index, slot in enumerate(plan.slots):
         if _done(ctx, slot, name):
             empty = 0
+            continue
+        if left_empty_before(ctx, slot, first):  # an edit kept its rule: not asked again
             continue
         if empty >= GIVE_UP:
             scope.count("slots_not_asked")

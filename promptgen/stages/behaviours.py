@@ -14,7 +14,7 @@ from promptgen.config import RunConfig
 from promptgen.context import Context
 from promptgen.prompting import inputs_text, instruction
 from promptgen.prompting.analysis import Sentence, analysis_messages
-from promptgen.prompting.behaviours import derive, distinct
+from promptgen.prompting.behaviours import derive, distinct, steady
 from promptgen.prompting.bounded import Items, Text
 from promptgen.results import Behaviour
 from promptgen.stage import Projection, Scope, WorkItem
@@ -43,8 +43,15 @@ def enabled(cfg: RunConfig) -> bool:
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     if KEY in ctx.stage("behaviours").done:
         return []
-    asks = cfg.gen.behaviours and not cfg.stepwise
+    asks = cfg.gen.behaviours and not cfg.stepwise and not _reread(ctx)
     return [WorkItem(KEY, calls=1 if asks else 0)]
+
+
+def _reread(ctx: Context) -> bool:
+    """After an edit: the behaviours are read from the prompt again, and those a model
+    found in the previous version's reading kept (no call: a new reading would give
+    other words for the same cases, and tests for them)."""
+    return ctx.edit is not None and "behaviours" in ctx.edit.rederived
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
@@ -66,7 +73,10 @@ async def run(item: WorkItem[None], scope: Scope) -> None:
         scope.done()
         return
     found = derive(ctx.prompt, guidance(ctx, cfg))
-    if not cfg.stepwise:
+    if _reread(ctx):
+        before = ctx.behaviours
+        found = distinct(steady(found, before) + [b for b in before if b.kind == "model"])
+    elif not cfg.stepwise:
         asked = await _ask(scope, found)
         if asked is None:
             return

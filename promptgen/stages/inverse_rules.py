@@ -169,6 +169,10 @@ async def run(item: WorkItem[None], scope: Scope) -> None:
             ctx.inverse_rules.append(Rule.make(said_plainly(rule.text), inverse_of=rule.id))
             scope.count("inverses_said_plainly")
         ctx.inverse_rules.sort(key=lambda r: order.get(r.inverse_of or "", 0))
+    if ctx.edit is not None:  # after an edit: the inverses of the new rules are new
+        edit = ctx.edit
+        known = {*edit.rules_kept, *edit.rules_reworded, *edit.rules_added}
+        edit.rules_added += [r.id for r in ctx.inverse_rules if r.id not in known]
     left = _missing(ctx)
     scope.set_count("inverse_rules", len(ctx.inverse_rules))
     scope.set_count("rules_without_inverse", len(left))

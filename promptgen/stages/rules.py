@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 
@@ -30,13 +31,24 @@ def enabled(cfg: RunConfig) -> bool:
 ESTIMATED_RULES = 5
 
 
+EDIT = "rules|edit"
+
+
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[None]]:
     """Nothing to do once the context has rules: generated here, or read from a tests
-    file with the tests that target them (their ids must stay)."""
+    file with the tests that target them (their ids must stay); after an edit of the
+    prompt, the rules of its new and reworded instructions (stages/_rederive.py)."""
+    if ctx.edit is not None and ctx.edit.derive:
+        from promptgen.stages._rederive import calls
+
+        return [WorkItem(EDIT, calls=calls(ctx, cfg))]
     return [] if ctx.rules else [WorkItem("rules")]
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
+    if ctx.edit is not None and ctx.edit.derive:
+        projection.rules = len(ctx.rules) + len(ctx.edit.derive)
+        return sum(item.calls for item in todo(ctx, cfg))
     seeds = instruction_seeds(ctx.prompt) if cfg.stepwise and not ctx.rules else []
     if seeds:  # stepwise: one call per (grouped) instruction sentence, known in advance
         calls = len(group(seeds, cfg.gen.max_rules or 0))
@@ -50,6 +62,11 @@ def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
 
 
 async def run(item: WorkItem[None], scope: Scope) -> None:
+    if item.key == EDIT:
+        from promptgen.stages._rederive import rederive
+
+        await rederive(scope, rewrite_all)
+        return
     gen = scope.cfg.gen
     seeds = instruction_seeds(scope.ctx.prompt) if scope.cfg.stepwise else []
     found = await (_from_seeds(scope, seeds) if seeds else _from_prompt(scope))
@@ -61,6 +78,10 @@ async def run(item: WorkItem[None], scope: Scope) -> None:
     rules = [Rule.make(text, source=sources[text]) for text in distinct]
     kept = rules[: gen.max_rules or None]
     scope.ctx.rules = kept
+    if scope.ctx.edit is not None:  # derived anew after an edit (or --regenerate rules)
+        from promptgen.stages._rederive import settle
+
+        settle(scope.ctx, scope.ctx.edit)
     scope.set_count("rules", len(kept))
     scope.set_count("over_max_rules", len(rules) - len(kept))
     scope.count("near_duplicates_merged", len(texts) - len(distinct))
@@ -94,10 +115,25 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[tuple[str, str | 
     answers every number with the same rule). A rewrite that is not faithful to its
     instruction (its words mostly elsewhere, or the instruction's mostly missing) is
     replaced by the instruction itself, so every rule stays grounded in the prompt."""
-    gen = scope.cfg.gen
-    groups = group(seeds, gen.max_rules or 0)
+    groups = group(seeds, scope.cfg.gen.max_rules or 0)
     quoted = [group_text(g) for g in groups]
     criteria = [all(s.criterion for s in g) for g in groups]
+    kept = await rewrite_all(scope, quoted, criteria)
+    if kept is not None:
+        scope.set_count("instruction_sentences", len(seeds))
+    return kept
+
+
+async def rewrite_all(
+    scope: Scope,
+    quoted: list[tuple[str, str]],
+    criteria: list[bool],
+    said: Sequence[str] = (),
+) -> list[tuple[str, str | None]] | None:
+    """Each (instruction, lead-in) rewritten as a rule in a call of its own (a criterion
+    kept as written), with its source; None when a call failed. `said`: rules already
+    kept, which a new one must not say again."""
+    gen = scope.cfg.gen
     # The author's outputRules guidance is not shown: a small model copied it in place
     # of the instruction (4 of 6 rewrites on samples/sql-from-question.prompty).
 
@@ -127,12 +163,12 @@ async def _from_seeds(scope: Scope, seeds: list[Seed]) -> list[tuple[str, str | 
     # written, so neither instruction is lost and no rule is said twice.
     kept: list[tuple[str, str | None]] = []
     for text, (body, lead) in zip(texts, quoted, strict=True):
-        if text and any(near_duplicate(text, k) for k, _ in kept):
+        earlier = [*said, *(k for k, _ in kept)]
+        if text and any(near_duplicate(text, k) for k in earlier):
             scope.count("rules_kept_as_written")
             text = as_written(body, lead)
         if text:
             kept.append((text, " ".join(p for p in (lead, body) if p)))
-    scope.set_count("instruction_sentences", len(seeds))
     return kept
 
 

@@ -36,8 +36,17 @@ from promptgen.prompting.writing import shared_inputs
 from promptgen.results import Behaviour, Rule, Test
 from promptgen.selection import sample_tests
 from promptgen.stage import Projection, Scope, WorkItem, sort_tests
+from promptgen.stages._edited import after_edit, kept_pairs
 from promptgen.stages._plan import Slot, plan
-from promptgen.stages._suite import count_empty, keep, make_test, note_key, tests_of
+from promptgen.stages._suite import (
+    carried_rules,
+    count_empty,
+    keep,
+    left_empty_before,
+    make_test,
+    note_key,
+    tests_of,
+)
 from promptgen.stages.behaviours import guidance
 
 if TYPE_CHECKING:
@@ -65,7 +74,7 @@ def planned(ctx: Context, cfg: RunConfig) -> list[Slot]:
     """Every slot of the suite: each behaviour once, each target rule at least
     testsPerRule x testGenerations times."""
     per_rule = cfg.gen.tests_per_rule * cfg.gen.test_generations
-    return plan(target_rules(ctx, cfg), ctx.behaviours, per_rule)
+    return plan(target_rules(ctx, cfg), ctx.behaviours, per_rule, kept_pairs(ctx))
 
 
 @dataclass
@@ -99,8 +108,15 @@ class Chunk:
 
 
 def plan_chunks(ctx: Context, cfg: RunConfig) -> list[Chunk]:
+    """The rules' slots in chunks of maxRulesPerTestGeneration rules per scenario. After
+    an edit, only the new rules' (a kept rule's slot left empty, for a behaviour new to
+    it, is asked for by the top-up round): a chunk's key is a digest of its rules, so a
+    chunk mixing kept and new rules would write the kept rules' tests again."""
     slots = planned(ctx, cfg)
     rules = target_rules(ctx, cfg)
+    carried = carried_rules(ctx)
+    if carried is not None:
+        rules = [r for r in rules if r.id not in carried]
     groups = (
         [[r for r in rules if not r.inverse], [r for r in rules if r.inverse]]
         if cfg.gen.split_rules
@@ -184,13 +200,25 @@ Work: TypeAlias = "Walk | Chunk | TopUp | None"
 
 def plan_topups(ctx: Context, cfg: RunConfig) -> list[TopUp]:
     scenarios: list[Scenario | None] = list(ctx.prompt.scenarios) or [None]
-    return [TopUp(s, e) for s in scenarios if (e := empty_slots(ctx, cfg, s))]
+    rounds = []
+    for scenario in scenarios:
+        empty = [s for s in empty_slots(ctx, cfg, scenario)
+                 if not left_empty_before(ctx, s, scenario)]  # fmt: skip
+        if empty:
+            rounds.append(TopUp(scenario, empty))
+    return rounds
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
     gen = cfg.gen
     scenarios = max(1, len(ctx.prompt.scenarios))
-    if ctx.rules:
+    derive = len(ctx.edit.derive) if ctx.edit is not None else 0
+    if ctx.rules and derive:  # an edit's new rules, not derived yet, and their inverses
+        per = gen.tests_per_rule * gen.test_generations
+        size = gen.max_rules_per_test_generation
+        calls = 2 * derive * per if cfg.stepwise else scenarios * -(-2 * derive // size)
+        slots = len(planned(ctx, cfg)) + 2 * derive * per
+    elif ctx.rules:
         calls = sum(i.calls for i in todo(ctx, cfg))
         behaviours = ctx.behaviours or _expected_behaviours(ctx, cfg)
         per_rule = gen.tests_per_rule * gen.test_generations
@@ -226,6 +254,8 @@ def _expected_behaviours(ctx: Context, cfg: RunConfig) -> list[Behaviour]:
 async def run(item: WorkItem[Work], scope: Scope) -> None:
     if item.key == SAMPLES:
         _add_samples(scope.ctx)
+        if scope.ctx.edit is not None:
+            after_edit(scope.ctx)
     elif item.key == STEP:
         from promptgen.stages._walk import Walk, walk
 

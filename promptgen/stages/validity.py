@@ -54,5 +54,9 @@ async def run(item: WorkItem[list[Test]], scope: Scope) -> None:
         judged=lambda t: t.valid is not None,
         input_spec=scope.ctx.input_spec or "",
     )
+    edit = scope.ctx.edit
+    if edit is not None and edit.tests_rechecked:  # kept tests judged against a new spec
+        failed = {t.id for t in scope.ctx.tests if t.valid is False}
+        edit.tests_flagged = [i for i in edit.tests_rechecked if i in failed]
     scope.set_count("valid", sum(t.valid is True for t in scope.ctx.tests))
     scope.set_count("invalid", sum(t.valid is False for t in scope.ctx.tests))
