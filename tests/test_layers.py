@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "promptgen"
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "bounds", "jsonio", "secrets", "resources", "yamlpos", "kinds", "options",
      "results", "collector", "version", "words", "csvcells"),
-    ("model", "context", "order", "saving"),
+    ("model", "context", "order", "saving", "history"),
     ("formats", "rendering"),
     ("prompting",),
     ("llm",),
