@@ -30,6 +30,9 @@ class QualityGateError(PromptgenError):
     exit_code = 1
 
 
+NAMED = 10  # flipped tests a regression line names before "and N more"
+
+
 class RegressionError(QualityGateError):
     """--fail-on-regression: figures fell since the previous version of the prompt;
     `lines` says each one, with the tests that went pass -> fail on its model."""
@@ -46,8 +49,9 @@ def regression_lines(changes: EditChanges, points: float) -> list[str]:
     found = []
     for model, name, change in changes.diff.regressed(points):
         tests = [f.test_id for f in changes.regressions if model in f.models]
+        more = f", and {len(tests) - NAMED} more" if len(tests) > NAMED else ""
         flipped = (
-            f"pass → fail on {model}: {', '.join(tests)}"
+            f"pass → fail on {model}: {', '.join(tests[:NAMED])}{more}"
             if tests
             else "no run flipped (the figure moved with the tests added or retired)"
         )

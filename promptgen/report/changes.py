@@ -117,14 +117,14 @@ def edit_changes(now: Context, then: Context) -> EditChanges:
     texts = {r.id: r.text for r in [*then.all_rules, *edit.rules_retired, *now.all_rules]}
     kept = set(edit.tests_kept)
     before = {t.id for t in then.tests}
-    flagged = set(edit.tests_flagged)
+    flagged, added = set(edit.tests_flagged), set(edit.rules_added)
     regressions, fixes = _flipped(then, now, diff, texts)
     return EditChanges(
         edit=edit,
         previous=edit.previous,
         version=version_of(now),
         diff=diff,
-        rules_added=[r for r in now.all_rules if r.id in set(edit.rules_added)],
+        rules_added=[r for r in now.all_rules if r.id in added],
         rules_retired=list(edit.rules_retired),
         rules_reworded=[_reworded(i, then, now) for i in edit.rules_reworded],
         rules_kept=len(edit.rules_kept),

@@ -79,7 +79,7 @@ def _row(version: Version, ctx: Context) -> VersionRow:
 def no_runs(out: Path) -> str:
     """Why `out` has no version to list."""
     if not out.is_dir():
-        return f"{out}: no such folder"
+        return f"{out}: not a folder" if out.exists() else f"{out}: no such folder"
     return f"{out}: no run here (no {CONTEXT_FILE}, nothing in {HISTORY}/)"
 
 

@@ -211,3 +211,20 @@ def test_an_edit_whose_previous_run_is_not_kept_has_no_section(
     assert edited.now.edit is not None
     assert load_changes(edited.now, tmp_path) is None  # no history/ in tmp_path
     assert edit_changes(edited.now, edited.then).previous == edited.previous
+
+
+def test_regression_lines_name_the_tests_that_flipped(edited: Edited, changes: EditChanges) -> None:
+    from promptgen.gate import regression_lines
+
+    since = f"since version {edited.previous}"
+    r2 = edited.test_of("R2")
+    assert regression_lines(changes, 12.5) == []  # a fall of exactly PCT passes
+    assert regression_lines(changes, 5) == [
+        f"m1 compliance 87.5 -> 75.0 (-12.5) {since}; pass → fail on m1: {r2}",
+        f"m1 not-icontains=violation 87.5 -> 75.0 (-12.5) {since}; pass → fail on m1: {r2}",
+    ]
+    unflipped = EditChanges(**{**changes.__dict__, "regressions": []})
+    assert regression_lines(unflipped, 5)[0] == (
+        f"m1 compliance 87.5 -> 75.0 (-12.5) {since}; "
+        "no run flipped (the figure moved with the tests added or retired)"
+    )
