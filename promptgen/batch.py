@@ -8,7 +8,8 @@ Then `OUT/summary.md`, `OUT/summary.csv` and, with `--junit`, one JUnit file (a
 testsuite per prompt) are written.
 
 The batch's exit code is the highest of its prompts' codes: 0 ok < 1 quality gate
-(--fail-under) < 2 bad input < 3 runtime or provider failure < 130 interrupted.
+(--fail-under, --fail-on-regression) < 2 bad input < 3 runtime or provider failure
+< 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from promptgen.context import Context
 from promptgen.discover import Found, Plan, Skipped
 from promptgen.errors import PromptgenError
 from promptgen.export import run_exports
-from promptgen.gate import gate, not_evaluated
+from promptgen.gate import RegressionError, gate, not_evaluated, regression_note
 from promptgen.llm import LLM, GatewaySettings
 from promptgen.llm.served import ask_for, asked_once, filled
 from promptgen.options import Options
 from promptgen.pipeline import plan as planned_calls
+from promptgen.report.changes import EditChanges, load_changes
 from promptgen.report.files import write_all
 from promptgen.report.junit import SuiteSource, junit_batch_xml
 from promptgen.report.overview import overall_compliance
@@ -172,7 +174,8 @@ async def _run_one(
         run.ctx = await api.run_async(
             prepared, llm=None if own else shared.for_run(strict_output=strict)
         )
-        _write(run.ctx, prepared.out, mine, run)
+        changes = load_changes(run.ctx, prepared.out)  # what an edit of the prompt did
+        _write(run.ctx, prepared.out, mine, run, changes)
         for line in [r.said() for r in run.ctx.schema_refusals if r.instead is not None]:
             if line not in said:  # a refused schema: said once for the batch
                 said.add(line)
@@ -181,7 +184,14 @@ async def _run_one(
         if run.nothing is not None:
             run.models = prepared.cfg.models
             run.notes.append(run.nothing)
-        gate(run.ctx, prepared.cfg)
+        note = regression_note(run.ctx, changes, mine.run.fail_on_regression)
+        if note is not None:
+            run.notes.append(note)
+        try:
+            gate(run.ctx, prepared.cfg, changes)
+        except RegressionError as err:
+            run.notes += [f"regression: {line}" for line in err.lines]
+            raise
     except PromptgenError as err:
         run.code, run.error = err.exit_code, err.one_line()
     except Exception as err:  # a bug on one prompt must not sink the others
@@ -191,8 +201,10 @@ async def _run_one(
     return run
 
 
-def _write(ctx: Context, out: Path, options: Options, run: PromptRun) -> None:
-    write_all(ctx, out)
+def _write(
+    ctx: Context, out: Path, options: Options, run: PromptRun, changes: EditChanges | None
+) -> None:
+    write_all(ctx, out, changes)
     for result in run_exports(ctx, options.run, out):
         run.notes.append(f"export {result.target}: {len(result.paths)} file(s)")
         run.notes += [f"{result.target}: {n}" for n in (*result.notes, *result.skipped)]

@@ -1,4 +1,5 @@
-"""The exit code of a run: 0 ok, 1 quality gate failed, 2 bad input, 3 runtime failure.
+"""The exit code of a run: 0 ok, 1 quality gate failed (--fail-under, --fail-on-regression),
+2 bad input, 3 runtime failure.
 
 Bad input (2) is raised long before this point. A runtime failure (3) wins over the
 quality gate (1): a run with unfinished work has no trustworthy compliance figure.
@@ -14,16 +15,62 @@ from promptgen.context import Context
 from promptgen.errors import PromptgenError
 from promptgen.evaluation.scoring import VerdictKey
 from promptgen.pipeline import unfinished
+from promptgen.report.changes import EditChanges
+from promptgen.report.diff import fell
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import why_nothing
 from promptgen.selection import eval_tests
 from promptgen.stages import groundtruth, metrics, runs
+from promptgen.words import counted
 
 
 class QualityGateError(PromptgenError):
     """Results are complete, but below the bar set with --fail-under."""
 
     exit_code = 1
+
+
+NAMED = 10  # flipped tests a regression line names before "and N more"
+
+
+class RegressionError(QualityGateError):
+    """--fail-on-regression: figures fell since the previous version of the prompt;
+    `lines` says each one, with the tests that went pass -> fail on its model."""
+
+    def __init__(self, message: str, lines: list[str]) -> None:
+        super().__init__(message)
+        self.lines = lines
+
+
+def regression_lines(changes: EditChanges, points: float) -> list[str]:
+    """One line per model figure that fell by more than `points` since the previous
+    version (`promptgen diff --fail-on-regression`'s rule), naming the tests whose runs
+    on that model went pass -> fail, worst first."""
+    found = []
+    for model, name, change in changes.diff.regressed(points):
+        tests = [f.test_id for f in changes.regressions if model in f.models]
+        more = f", and {len(tests) - NAMED} more" if len(tests) > NAMED else ""
+        flipped = (
+            f"pass → fail on {model}: {', '.join(tests[:NAMED])}{more}"
+            if tests
+            else "no run flipped (the figure moved with the tests added or retired)"
+        )
+        found.append(f"{model} {name} {fell(change)} since version {changes.previous}; {flipped}")
+    return found
+
+
+def regression_note(ctx: Context, changes: EditChanges | None, points: float | None) -> str | None:
+    """Why --fail-on-regression gates nothing in this run (None: it gates, or not given)."""
+    if points is None:
+        return None
+    flag = f"--fail-on-regression {points:g}"
+    if ctx.edit is None:
+        return f"{flag}: no previous version of this prompt in the output folder; not gated"
+    if changes is None:
+        return (
+            f"{flag}: the previous version {ctx.edit.previous} is not kept in history/; not gated"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -92,11 +139,12 @@ def not_evaluated(ctx: Context, cfg: RunConfig) -> str | None:
     return f"nothing was evaluated on {', '.join(cfg.models)}: {why}"
 
 
-def gate(ctx: Context, cfg: RunConfig) -> None:
+def gate(ctx: Context, cfg: RunConfig, changes: EditChanges | None = None) -> None:
     """Raise the error whose exit code this run deserves; return when it is 0.
 
     Generation stages with work left fail the run; in the evaluation, the share of
-    failed calls is weighed against --fail-on-error (a stage declares its phase)."""
+    failed calls is weighed against --fail-on-error (a stage declares its phase).
+    `changes` (what an edit of the prompt did) is what --fail-on-regression weighs."""
     fail_under, fail_on_error = cfg.options.run.fail_under, cfg.options.run.fail_on_error
     left = unfinished(ctx, cfg, "generation")
     if left:
@@ -121,4 +169,14 @@ def gate(ctx: Context, cfg: RunConfig) -> None:
         if rate < fail_under:
             raise QualityGateError(
                 f"overall compliance {rate:.1f}% is below --fail-under {fail_under:g}%"
+            )
+    points = cfg.options.run.fail_on_regression
+    if points is not None and changes is not None:
+        lines = regression_lines(changes, points)
+        if lines:
+            names = ", ".join(f"{m} {n}" for m, n, _ in changes.diff.regressed(points))
+            raise RegressionError(
+                f"--fail-on-regression {points:g}: {counted(len(lines), 'figure')} fell by "
+                f"more than {points:g} points since version {changes.previous} ({names})",
+                lines,
             )

@@ -24,6 +24,7 @@ HISTORY = "history"
 CONTEXT_FILE = "context.json"
 PROMPT_TEXT = "prompt.txt"
 VERSION_LENGTH = 10
+CURRENT = "current"  # OUT@current: the run in OUT itself
 
 
 def version_of(ctx: Context) -> str:
@@ -121,26 +122,29 @@ def versions(out: Path) -> list[tuple[Version, Context]]:
 
 
 def find(out: Path, version: str) -> Path:
-    """The context.json of `version` in `out` (a prefix of its hash is enough)."""
+    """The context.json of `version` in `out` (a prefix of its hash is enough; `current`
+    is the run in `out` itself). An unknown or ambiguous version is bad input that lists
+    the versions there are."""
     history = out / HISTORY
     current = out / CONTEXT_FILE
     names = []
     if history.is_dir():
-        names = [p.name for p in history.iterdir() if (p / CONTEXT_FILE).is_file()]
-    if current.is_file():
-        mine = version_of(load_context(current))
-        if mine.startswith(version):
-            return current
-    matches = [n for n in names if n.startswith(version)]
+        names = sorted(p.name for p in history.iterdir() if (p / CONTEXT_FILE).is_file())
+    mine = version_of(load_context(current)) if current.is_file() else None
+    if version == CURRENT or (mine is not None and version and mine.startswith(version)):
+        if mine is None:
+            raise BadInputError(f"{out}: no current run (no {CONTEXT_FILE})")
+        return current
+    matches = [n for n in names if version and n.startswith(version)]
     if len(matches) == 1:
         return history / matches[0] / CONTEXT_FILE
-    known = ", ".join(sorted(names)) or "none"
+    known = [*(n for n in names if n != mine), *([f"{mine} (current)"] if mine else [])]
     if not matches:
         raise BadInputError(
-            f"{out}: no version {version!r} (versions kept: {known})",
+            f"{out}: no version {version!r} (versions: {', '.join(known) or 'none'})",
             hint=f"run `promptgen history {out}` to list them",
         )
     raise BadInputError(
-        f"{out}: version {version!r} is ambiguous ({', '.join(sorted(matches))})",
+        f"{out}: version {version!r} is ambiguous ({', '.join(matches)})",
         hint="give more of its hash",
     )

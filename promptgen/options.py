@@ -591,6 +591,16 @@ class Run(_Group):
             "Exit 3 when more than RATE (0-1) of evaluation calls failed [0].", GATE, persist=False
         ),
     ] = None
+    fail_on_regression: Annotated[
+        float | None,
+        Field(ge=0, le=100, allow_inf_nan=False),
+        Opt(
+            "Exit 1 when, since the previous version of the prompt, a model's compliance or a "
+            "metric average fell by more than PCT points (docs/iterate.md).",
+            GATE,
+            persist=False,
+        ),
+    ] = None
     junit: Annotated[
         Path | None, Opt("Write JUnit XML (a testcase per test x model).", GATE, persist=False)
     ] = None

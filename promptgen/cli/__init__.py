@@ -36,6 +36,7 @@ class PromptgenGroup(DefaultCommandGroup):
         "ask": LazyCommand("promptgen.cli.models", "ask"),
         "export": LazyCommand("promptgen.cli.export", "export"),
         "diff": LazyCommand("promptgen.cli.diff", "diff"),
+        "history": LazyCommand("promptgen.cli.history", "history"),
         "mutate": LazyCommand("promptgen.cli.mutate", "mutate", {"epilog": "EPILOG"}),
         "view": LazyCommand("promptgen.cli.view", "view"),
         "configure": LazyCommand("promptgen.cli.configure", "configure", {"epilog": "EPILOG"}),

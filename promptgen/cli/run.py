@@ -47,7 +47,8 @@ HELP = (
     "the models under test and scores the outputs. Writes context.json, readable files "
     "and reports. Re-running the same command resumes an interrupted run; FILE may be a "
     "saved context.json, e.g. to evaluate its tests on other models.\n\n"
-    "Exit codes: 0 ok, 1 quality gate failed (--fail-under), 2 bad input, 3 provider or "
+    "Exit codes: 0 ok, 1 quality gate failed (--fail-under, --fail-on-regression), 2 bad "
+    "input, 3 provider or "
     "runtime failure (unfinished stages, or failed calls above --fail-on-error), "
     "130 interrupted (Ctrl-C; re-running resumes)."
 )
@@ -357,7 +358,8 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     here, after the run: the first call leaves sooner (docs/performance.md)."""
     from promptgen.cli.export import report_exports
     from promptgen.export import run_exports
-    from promptgen.gate import gate, not_evaluated
+    from promptgen.gate import RegressionError, gate, not_evaluated, regression_note
+    from promptgen.report.changes import load_changes
     from promptgen.report.console import summary
     from promptgen.report.files import write_all
     from promptgen.report.junit import junit_xml
@@ -369,16 +371,25 @@ def _finish(ctx: Context, prepared: api.Prepared, options: Options, seconds: flo
     note = kept_note(ctx)
     if note is not None:
         print(terminal_text(f"promptgen: note: {note}"), file=sys.stderr)
-    write_all(ctx, prepared.out)
+    changes = load_changes(ctx, prepared.out)  # what an edit of the prompt did, if any
+    write_all(ctx, prepared.out, changes)
     report_exports(run_exports(ctx, options.run, prepared.out))
     with results_output():  # a reader gone (`| head`) must not skip the JUnit file or gate
-        typer.echo(terminal_text(summary(ctx, prepared.cfg, prepared.out, seconds)))
+        typer.echo(terminal_text(summary(ctx, prepared.cfg, prepared.out, seconds, changes)))
         if ctx.test_runs:  # a result, like the summary: printed even with --quiet
             print_overview(overview(ctx))
     if options.run.junit is not None:
         junit = options.run.junit
         api.write_file(junit, junit_xml(ctx), f"--junit {junit}")
-    gate(ctx, prepared.cfg)
+    note = regression_note(ctx, changes, options.run.fail_on_regression)
+    if note is not None:
+        print(terminal_text(f"promptgen: note: {note}"), file=sys.stderr)
+    try:
+        gate(ctx, prepared.cfg, changes)
+    except RegressionError as err:  # one line per figure that fell, then the error
+        for line in err.lines:
+            print(terminal_text(f"promptgen: regression: {line}"), file=sys.stderr)
+        raise
 
 
 _FILE = inspect.Parameter(

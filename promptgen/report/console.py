@@ -10,6 +10,8 @@ from promptgen.context import Context
 from promptgen.options import Options, flat
 from promptgen.pipeline import critical_path, plan, unfinished
 from promptgen.progress import NOTHING, usage_text
+from promptgen.report.changes import EditChanges
+from promptgen.report.changes_view import summary_lines
 from promptgen.report.compiled import summary_line as compiled_line
 from promptgen.report.coverage import behaviour_line
 from promptgen.report.coverage import summary_line as coverage_line
@@ -57,7 +59,10 @@ def grounding(ctx: Context) -> str:
     return f"{said}, {unchecked} not checked" if unchecked else said
 
 
-def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
+def summary(
+    ctx: Context, cfg: RunConfig, folder: Path, wall: float, changes: EditChanges | None = None
+) -> str:
+    """The end-of-run summary; a run of an edited prompt opens with what the edit did."""
     tests = ctx.tests
     by_origin = Counter(t.origin for t in tests)
     by_scenario = Counter(t.scenario or "(none)" for t in tests)
@@ -92,6 +97,8 @@ def summary(ctx: Context, cfg: RunConfig, folder: Path, wall: float) -> str:
     left = unfinished(ctx, cfg)
     if left:
         lines.append(f"unfinished   {', '.join(left)} (re-run the same command to finish them)")
+    if changes is not None:
+        lines = [*summary_lines(changes), "", *lines]
     return "\n".join(lines)
 
 

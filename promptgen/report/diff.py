@@ -148,20 +148,24 @@ class DiffResult(BaseModel):
         lists = (self.tests_added, self.tests_removed, self.tests_changed)
         return not moved and not any(lists) and not self.pass_to_fail and not self.fail_to_pass
 
-    def regressions(self, points: float) -> list[str]:
-        """Each model's compliance and metric averages that fell by more than `points`
-        percentage points, as "m1 compliance 100.0 -> 50.0 (-50.0)". A figure missing on
-        either side (a model only one run has) is no regression."""
+    def regressed(self, points: float) -> list[tuple[str, str, Change]]:
+        """(model, figure name, change) of each model's compliance and metric averages
+        that fell by more than `points` percentage points. A figure missing on either side
+        (a model only one run has) is no regression."""
         found = []
         for figures in self.overall:
             named = {"compliance": figures.compliance, **figures.metrics}
-            for name, change in named.items():
-                if change.drop > points:
-                    found.append(
-                        f"{figures.model} {name} {change.then:.1f} -> {change.now:.1f} "
-                        f"({change.delta:+.1f})"
-                    )
+            found += [(figures.model, n, c) for n, c in named.items() if c.drop > points]
         return found
+
+    def regressions(self, points: float) -> list[str]:
+        """`regressed`, said: "m1 compliance 100.0 -> 50.0 (-50.0)" each."""
+        return [f"{model} {name} {fell(change)}" for model, name, change in self.regressed(points)]
+
+
+def fell(change: Change) -> str:
+    """A figure that moved, as the regression gate says it: "100.0 -> 50.0 (-50.0)"."""
+    return f"{change.then:.1f} -> {change.now:.1f} ({change.delta:+.1f})"
 
 
 def diff_contexts(
@@ -217,7 +221,7 @@ def _prompt_warnings(then: Context, now: Context) -> list[str]:
     return []
 
 
-def _per_model(ctx: Context) -> dict[str, dict[str, float | None]]:
+def per_model(ctx: Context) -> dict[str, dict[str, float | None]]:
     """Model -> {"compliance": rate, metric name: average}, from the overview's rows."""
     frame = overview(ctx)
     if frame.empty:
@@ -235,7 +239,7 @@ def _number(value: Any) -> float | None:
 
 
 def _overall(then: Context, now: Context, models: list[str]) -> list[ModelFigures]:
-    before, after = _per_model(then), _per_model(now)
+    before, after = per_model(then), per_model(now)
     result = []
     for model in models:
         a, b = before.get(model, {}), after.get(model, {})
@@ -309,7 +313,7 @@ def _flips(then: Context, now: Context) -> tuple[list[Flip], int]:
     """Cells in both runs whose verdict went pass -> fail or fail -> pass, and how many
     cells are in both. A cell without a verdict on either side (an error, no judge
     answer) flips nowhere."""
-    before = _verdicts(then)
+    before = verdicts(then)
     compared = 0
     flips = []
     checks, judged = check_names(now), has_compliance_judge(now)
@@ -323,7 +327,8 @@ def _flips(then: Context, now: Context) -> tuple[list[Flip], int]:
     return flips, compared
 
 
-def _verdicts(ctx: Context) -> dict[tuple[str, str, int], bool | None]:
+def verdicts(ctx: Context) -> dict[tuple[str, str, int], bool | None]:
+    """Each run's pass (True), fail (False) or no verdict (None), by its cell key."""
     checks, judged = check_names(ctx), has_compliance_judge(ctx)
     return {r.key: passed(r, checks, judged) for r in ctx.test_runs}
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from promptgen.report.diff import Change, DiffResult, Flip, Side
-from promptgen.report.markdown import cell, table, text
+from promptgen.report.markdown_text import cell, table, text
 from promptgen.report.stats import excerpt
 from promptgen.report.terminal import print_table
 from promptgen.secrets import scrub
@@ -67,10 +67,10 @@ def _side(label: str, side: Side) -> str:
 
 
 def sections(result: DiffResult) -> list[Section]:
-    return [_models(result), _rules(result), _tests(result), *_flips(result)]
+    return [figures_section(result), _rules(result), _tests(result), *_flips(result)]
 
 
-def _models(result: DiffResult) -> Section:
+def figures_section(result: DiffResult) -> Section:
     section = Section(
         "Compliance and metric averages per model (%)",
         ["model", "figure", "then", "now", "delta"],

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from promptgen.context import Context
 from promptgen.progress import usage_text
+from promptgen.report.changes import EditChanges
+from promptgen.report.changes_html import changes_html
 from promptgen.report.compiled import compiled_html
 from promptgen.report.findings import count_tests, shown_tests
 from promptgen.report.html_charts import compliance_chart, heatmap
@@ -56,10 +58,15 @@ def content_security_policy(script: str) -> str:
     )
 
 
-def report_html(ctx: Context) -> str:
+def report_html(ctx: Context, changes: EditChanges | None = None) -> str:
+    """The page; an edited prompt's run opens with what the edit did (`changes`)."""
     script = asset("report.js")
     title = f"promptgen report: {ctx.prompt.name}"
-    sections = [_header(ctx), _section("summary", "Summary", _summary(ctx)), *safety_html(ctx)]
+    sections = [_header(ctx)]
+    if changes is not None:
+        title_changes = f"What changed since version {changes.previous}"
+        sections.append(_section("changes", title_changes, changes_html(changes)))
+    sections += [_section("summary", "Summary", _summary(ctx)), *safety_html(ctx)]
     if ctx.test_runs:
         sections += [
             _section("chart", "Compliance per model", compliance_chart(ctx)),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from promptgen import words
 from promptgen.context import Context
 from promptgen.progress import usage_text
+from promptgen.report.changes import EditChanges
+from promptgen.report.changes_view import changes_markdown
 from promptgen.report.compiled import compiled_markdown
 from promptgen.report.findings import count_tests
 from promptgen.report.markdown_sections import (
@@ -39,10 +41,12 @@ from promptgen.report.stats import (
 __all__ = ["cell", "fenced", "report_markdown", "table", "text"]
 
 
-def report_markdown(ctx: Context) -> str:
+def report_markdown(ctx: Context, changes: EditChanges | None = None) -> str:
+    """The page; an edited prompt's run opens with what the edit did (`changes`)."""
     sections = [
         f"# promptgen report: {text(ctx.prompt.name)}",
         text(ctx.prompt.description) if ctx.prompt.description else "",
+        changes_markdown(changes, 2) if changes is not None else "",
         "## Summary\n\n" + _summary(ctx),
         safety_markdown(ctx),
         "## Overview\n\n" + _overview(ctx),

@@ -46,7 +46,8 @@ UNDECIDED = "undecided"  # in the terminal only where a metric could not decide
 SHOWN = {CODE: "exit"}
 EXIT_RULE = (
     "The batch's exit code is the highest of its prompts' codes: 0 ok, 1 below "
-    "--fail-under, 2 bad input, 3 runtime or provider failure, 130 interrupted."
+    "--fail-under or a regression past --fail-on-regression, 2 bad input, 3 runtime or "
+    "provider failure, 130 interrupted."
 )
 
 

@@ -36,8 +36,8 @@ def test_help_lists_only_built_commands() -> None:
     group = typer.main.get_command(app)
     commands = set(group.list_commands(typer.Context(group)))
     assert commands == {
-        "run", "inspect", "schema", "models", "ask", "export", "diff", "view", "pa", "lve",
-        "configure", "import", "mutate",
+        "run", "inspect", "schema", "models", "ask", "export", "diff", "history", "view", "pa",
+        "lve", "configure", "import", "mutate",
     }  # fmt: skip
     result = run_cli("--help")
     assert result.returncode == 0
