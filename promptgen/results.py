@@ -575,6 +575,7 @@ class EditRecord(_Record):
     previous_run_id: str = ""
     at: datetime | None = Field(None, description="When the edit was found (UTC).")
     summary: str = Field("", description="The one line said when the run continued.")
+    what: str = Field("", description="What changed, briefly: 'messages: 1 instruction added'.")
     changed: list[str] = Field(
         default_factory=list,
         description="What differs: messages, inputs, parameters, author tests, scenarios, "

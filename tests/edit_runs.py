@@ -69,7 +69,8 @@ def edited_run(tmp: Path) -> Edited:
         previous=edited.previous,
         previous_run_id=then.run_id,
         at=datetime(2026, 11, 29, 9, 30, tzinfo=UTC),
-        summary="messages changed (1 line removed)",
+        summary="the prompt changed since version ... (messages: 1 instruction deleted)",
+        what="messages: 1 instruction deleted",
         changed=["messages"],
         prompt_diff=history.prompt_diff(
             then.prompt, now.prompt, labels=(edited.previous, edited.version)

@@ -161,9 +161,12 @@ def summary(
     if edit.regenerated and not changes.changed:
         what = " and ".join(edit.regenerated)
         head = f"--regenerate: generating the {what} of version {edit.previous} anew"
+        edit.what = f"--regenerate {what}"
     else:
-        head = f"the prompt changed since version {edit.previous} ({changes.phrase()})"
+        edit.what = changes.phrase()
+        head = f"the prompt changed since version {edit.previous} ({edit.what})"
         if edit.regenerated:
+            edit.what += f"; --regenerate {' and '.join(edit.regenerated)}"
             head += f"; --regenerate {' and '.join(edit.regenerated)}"
     n = len(edit.derive)
     again = f" (and rules to read from {n} new or reworded instruction{'s' * (n != 1)})"

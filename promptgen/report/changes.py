@@ -82,8 +82,8 @@ class EditChanges:
 
     @property
     def said(self) -> str:
-        """The edit's one line: what changed."""
-        return self.edit.summary or ", ".join(self.edit.changed) or "the prompt changed"
+        """What the edit changed, briefly ('messages: 1 instruction added')."""
+        return self.edit.what or ", ".join(self.edit.changed) or "the prompt changed"
 
     def rule_text(self, rule_id: str | None) -> str | None:
         return self.rule_texts.get(rule_id) if rule_id else None

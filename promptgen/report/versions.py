@@ -71,7 +71,7 @@ def _row(version: Version, ctx: Context) -> VersionRow:
         runs=len(ctx.test_runs),
         compliance={m: figures.get(m, {}).get("compliance") for m in ctx.models_run},
         previous=edit.previous if edit else None,
-        changed=(edit.summary or ", ".join(edit.changed)) if edit else "",
+        changed=(edit.what or ", ".join(edit.changed)) if edit else "",
         path=version.path,
     )
 

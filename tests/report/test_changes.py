@@ -94,7 +94,7 @@ def test_worst_first_most_models_then_runs_then_the_fall() -> None:
 def test_the_console_summary_opens_with_the_edit(edited: Edited, changes: EditChanges) -> None:
     r2, i1 = edited.test_of("R2"), edited.test_of("I1")
     assert summary_lines(changes) == [
-        f"changed since {edited.previous}: messages changed (1 line removed)",
+        f"changed since {edited.previous}: messages: 1 instruction deleted",
         "  rules      +1 added, -1 retired, ~1 reworded, 6 kept",
         "  tests      +1 added, -1 retired, 1 flagged, 7 kept",
         "  m1  compliance 87.5% → 75.0% (-12.5)",
@@ -128,7 +128,7 @@ def test_changes_md_sections_and_figures(edited: Edited, written: Path) -> None:
         f"### {i1} on m2",
     ]
     assert page.split("\n\n")[1].splitlines() == [
-        f"- **Now:** version {edited.version}; messages changed (1 line removed)",
+        f"- **Now:** version {edited.version}; messages: 1 instruction deleted",
         "- **Rules:** +1 added, -1 retired, ~1 reworded, 6 kept",
         "- **Tests:** +1 added, -1 retired, 1 flagged, 7 kept",
         "- **Regressions:** 1 test, 2 runs (pass → fail)",
