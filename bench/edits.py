@@ -46,6 +46,7 @@ from promptgen.api import gateway_settings
 from promptgen.llm import LLM
 from promptgen.llm.usage import UsageTracker
 from promptgen.options import Generation, Models, Run
+from promptgen.prompting.seeds import instruction_seeds
 from promptgen.results import Usage
 
 GEN, JUDGE, UNDER_TEST = "gen", "judge", "mut"  # the rules, eval and tested models
@@ -83,6 +84,7 @@ class Row:
     sample: str
     kind: str
     rules: int = 0  # rules of version 1
+    instructions: int = 0  # its instruction sentences (more than rules: maxRules capped)
     skipped: str = ""  # why the kind does not apply
     edit: Measured | None = None
     fresh: Measured | None = None
@@ -126,7 +128,8 @@ async def sample_rows(
     rows = []
     for kind in kinds:
         change = EDITS[sample][kind]
-        row = Row(sample, kind, rules=len(first.ctx.rules))
+        seeds = len(instruction_seeds(first.ctx.prompt))
+        row = Row(sample, kind, rules=len(first.ctx.rules), instructions=seeds)
         rows.append(row)
         if not isinstance(change, Edit):
             row.skipped = change.why
@@ -242,9 +245,14 @@ def target(rows: list[Row], effort: str) -> list[str]:
     for row in cases:
         assert row.edit is not None and row.fresh is not None
         verdict = "PASS" if row.edit.generated <= TARGET_SHARE * row.fresh.generated else "FAIL"
+        capped = (
+            f"; {row.instructions} instructions: its rules at the maxRules cap"
+            if row.instructions > row.rules
+            else ""
+        )
         out.append(
             f"  {verdict} {short(row.sample)}: {row.edit.generated} generation calls against "
-            f"{row.fresh.generated} fresh ({ratio(row):.2f}; at most {TARGET_SHARE:.2f})"
+            f"{row.fresh.generated} fresh ({ratio(row):.2f}; at most {TARGET_SHARE:.2f}){capped}"
         )
     passed = all(line.startswith("  PASS") for line in out[1:])
     out.append(f"  {'PASS' if passed else 'FAIL'} overall ({len(cases)} sample(s))")
