@@ -17,13 +17,24 @@ def words(text: str) -> list[str]:
 # they differ in a number or a negation ("at most 50 words" / "at most 60 words").
 SIMILAR = 93
 _NEGATIONS = {"not", "no", "never", "none", "nothing", "without", "neither", "nor"}
+# Numbers written as words are numbers too ("at most three sentences" / "at most two").
+# Not "one": "one haiku" and "a haiku" say the same.
+_NUMBER_WORDS = set(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand""".split()  # noqa: SIM905
+)
+
+
+def _numbers(ws: list[str]) -> list[str]:
+    return sorted(w for w in ws if w.isdigit() or w in _NUMBER_WORDS)
 
 
 def same_rule(a: str, b: str) -> bool:
     wa, wb = words(a), words(b)
     if wa == wb:
         return True
-    numbers = [[w for w in ws if w.isdigit()] for ws in (wa, wb)]
+    numbers = [_numbers(ws) for ws in (wa, wb)]
     negations = [sorted(_NEGATIONS.intersection(ws)) for ws in (wa, wb)]
     if numbers[0] != numbers[1] or negations[0] != negations[1]:
         return False
@@ -47,7 +58,7 @@ def near_duplicate(a: str, b: str) -> bool:
     if colon and words(head_a) == words(head_b):
         a, b = tail_a, tail_b  # two items of one list: the lead-in they share is no likeness
     wa, wb = words(a), words(b)
-    if sorted(w for w in wa if w.isdigit()) != sorted(w for w in wb if w.isdigit()):
+    if _numbers(wa) != _numbers(wb):
         return False
     if sorted(_NEGATIONS.intersection(wa)) != sorted(_NEGATIONS.intersection(wb)):
         return False

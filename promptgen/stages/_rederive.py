@@ -101,14 +101,35 @@ def _said_again(text: str, edit: EditRecord) -> Rule | None:
 
 
 def _cap(scope: Scope, edit: EditRecord) -> None:
-    """At most maxRules rules: new ones past it are dropped, as in a fresh run."""
+    """At most maxRules rules, the first in the prompt's order, as in a fresh run: a new
+    rule past the cap is dropped; a kept one (a new instruction came before its own) is
+    retired, with its inverse rules and tests."""
     limit = scope.cfg.gen.max_rules
     ctx = scope.ctx
     if limit and len(ctx.rules) > limit:
-        dropped = {r.id for r in ctx.rules[limit:]}
+        over = ctx.rules[limit:]
+        dropped = {r.id for r in over}
         ctx.rules = ctx.rules[:limit]
         edit.rules_added = [i for i in edit.rules_added if i not in dropped]
+        _retire(ctx, edit, [r for r in over if r.id in {*edit.rules_kept, *edit.rules_reworded}])
         scope.set_count("over_max_rules", len(dropped))
+
+
+def _retire(ctx: Context, edit: EditRecord, rules: list[Rule]) -> None:
+    """Retire kept `rules` (no longer in `ctx.rules`), their inverse rules and tests."""
+    if not rules:
+        return
+    targets = {r.id for r in rules}
+    inverses = [r for r in ctx.inverse_rules if r.inverse_of in targets]
+    ids = targets | {r.id for r in inverses}
+    ctx.inverse_rules = [r for r in ctx.inverse_rules if r.id not in ids]
+    edit.rules_kept = [i for i in edit.rules_kept if i not in ids]
+    edit.rules_reworded = [i for i in edit.rules_reworded if i not in ids]
+    edit.rules_retired.extend([*rules, *inverses])
+    gone = {t.id for t in _tests_of(ctx.tests, ids)}
+    edit.tests_retired.extend(t for t in ctx.tests if t.id in gone)
+    edit.tests_kept = [i for i in edit.tests_kept if i not in gone]
+    ctx.tests = [t for t in ctx.tests if t.id not in gone]
 
 
 def restore(
@@ -148,7 +169,7 @@ def restore(
 
 
 def _tests_of(retired: list[Test], rules: set[str]) -> list[Test]:
-    """The retired tests of `rules`, and those expanded from them (at any depth)."""
+    """The tests of `rules` among `retired`, and those expanded from them (any depth)."""
     chosen = {t.id for t in retired if t.rule_id in rules and t.origin != "expanded"}
     grew = True
     while grew:
