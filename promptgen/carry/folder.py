@@ -40,10 +40,11 @@ def new_or_saved(
     saved = previous if previous is not None else load_context(existing)
     if options.run.fresh:
         kept = folder / history.HISTORY / history.version_of(saved)
+        keeps = "would be kept (not on a dry run)" if options.run.dry_run else "is kept"
         return (
             ctx,
             folder,
-            [f"starting over (--fresh); the run before is kept in {kept}"],
+            [f"starting over (--fresh); the run before {keeps} in {kept}"],
             (Earlier(saved, carry=False)),
         )
     if saved.prompt_hash == ctx.prompt_hash and not options.run.regenerate:

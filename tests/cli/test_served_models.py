@@ -134,10 +134,14 @@ def test_no_model_list_sends_default_and_says_so(fake: FakeLLM, tmp_path: Path) 
     fake.models_raw = b"<html>not a list</html>"
     dry = promptgen(tmp_path, *args, "--dry-run", "--fresh")
     assert dry.returncode == 0, dry.stderr
-    assert dry.stderr.splitlines()[0] == (
+    kept = tmp_path / "o" / "history"
+    assert dry.stderr.splitlines()[:2] == [
+        "promptgen: starting over (--fresh); the run before would be kept (not on a dry run) "
+        f"in {kept}/" + dry.stderr.split(f"{kept}/", 1)[1].split()[0],
         f"promptgen: {fake.url} lists no models (its answer is not JSON); sending the model id "
-        f'"default" ({ROLES} to name one)'
-    )
+        f'"default" ({ROLES} to name one)',
+    ]
+    assert not kept.exists()  # a dry run writes nothing
 
 
 def test_a_refused_connection_is_the_calls_own_error(tmp_path: Path) -> None:
