@@ -42,32 +42,32 @@ def test_the_limit_doubles_with_each_success_while_calls_wait_up_to_the_ceiling(
     assert lim.peak_limit == 100
 
 
-def test_the_limit_grows_to_at_most_4x_what_the_provider_answered_at_once() -> None:
-    lim = limiter(8, 256, taken=0)
+def test_the_limit_grows_to_at_most_8x_what_the_provider_answered_at_once() -> None:
+    lim = limiter(8, 512, taken=0)
     for _ in range(8):  # the first round: eight calls went out together
         lim.succeeded(depth=8)
-    assert lim.limit == 32 == 4 * lim.provider.taken
+    assert lim.limit == 64 == 8 * lim.provider.taken
     lim.succeeded(depth=20)  # one that went out with 20 in flight
-    assert lim.limit == 64
-    lim.succeeded(depth=32)
     assert lim.limit == 128
+    lim.succeeded(depth=40)
+    assert lim.limit == 256
     # Another model of the same provider starts at 8 and grows on what it has shown.
-    other = AdaptiveLimiter(8, 256, provider=lim.provider, clock=Clock())
+    other = AdaptiveLimiter(8, 512, provider=lim.provider, clock=Clock())
     other.waiting = 1000
     other.succeeded(depth=3)
-    assert (other.limit, other.provider.taken) == (16, 32)
-    for _ in range(4):
+    assert (other.limit, other.provider.taken) == (16, 40)
+    for _ in range(5):
         other.succeeded(depth=3)
-    assert other.limit == 128
+    assert other.limit == 320
 
 
 def test_a_call_finding_no_slot_widens_to_what_the_provider_has_taken() -> None:
     lim = limiter(8, 256, taken=0)
     lim.widen()  # the provider has answered nothing yet: the start holds
     assert lim.limit == 8
-    lim.provider.taken = 8  # eight calls (of this model or another) answered at once
+    lim.provider.taken = 5  # five calls (of this model or another) answered at once
     lim.widen()
-    assert (lim.limit, lim.peak_limit) == (32, 32)
+    assert (lim.limit, lim.peak_limit) == (40, 40)
     lim.provider.taken = 100
     lim.widen()
     assert lim.limit == 256  # never above the ceiling
@@ -87,12 +87,12 @@ def test_after_a_429_a_call_finding_no_slot_does_not_widen() -> None:
 
 def test_a_model_new_to_the_provider_sends_its_first_wide_round_at_once() -> None:
     """The models under test's first runs, the judges' first verdicts: the provider has
-    answered 30 calls of the rules model at once, so 100 calls of a new model go out
-    together (4 x 30 = 120), none waiting for the first answers."""
+    answered 15 calls of the rules model at once, so 100 calls of a new model go out
+    together (8 x 15 = 120), none waiting for the first answers."""
     import asyncio
 
     provider = Provider()
-    provider.taken = 30
+    provider.taken = 15
     lim = AdaptiveLimiter(8, 256, provider=provider)
 
     async def main() -> int:

@@ -42,14 +42,14 @@ def test_the_limit_grows_past_8_while_the_server_takes_the_calls(
     results = ask(llm, 60)
     wall = time.perf_counter() - started
     assert all(r.ok for r in results)
-    # 8 at first; their answers (8 at once) let it grow to 4 x 8 = 32, the answers of
-    # those to 4 x their number: the other 52 leave in two rounds, three latencies in all
-    # (at a fixed 8: eight rounds, 1.6 s).
+    # 8 at first; their answers (8 at once) let it grow to 8 x what they showed (up to
+    # 64, depending on which answers first): the other 52
+    # leave in one round, two latencies in all (at a fixed 8: eight rounds, 1.6 s).
     assert fake_llm.max_in_flight > 8
-    assert 0.6 <= wall < 1.0, wall
+    assert 0.4 <= wall < 0.8, wall
     lim = llm.limits.limiters()[MODEL]
     assert (lim.calls, lim.waits, lim.rate_limits, lim.cuts) == (60, 52, 0, 0)
-    assert 32 <= lim.limit <= 4 * lim.provider.taken
+    assert 52 <= lim.limit <= 8 * lim.provider.taken  # the 52 left in one round
     assert 8 < lim.provider.taken <= lim.peak_in_flight <= 60
 
 
