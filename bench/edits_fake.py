@@ -19,7 +19,6 @@ URL and serves until its stdin closes.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,19 +63,10 @@ class EditingModel(LargeModelResponder):
 @contextmanager
 def serving(latency: float) -> Iterator[str]:
     """The fake in its own process (it does not share the client's GIL); yields its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.edits_fake", "--latency", str(latency)],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None and proc.stdin is not None
-    try:
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+    from bench.gateway import server_process
+
+    with server_process("bench.edits_fake", "--latency", str(latency)) as (url, _):
+        yield url
 
 
 def main() -> None:

@@ -26,21 +26,12 @@ from promptgen.llm import LLM, bounded_gather, load_settings
 
 
 @contextmanager
-def fake_server_process(
-    latency: float = 0.0,
-    pipeline: bool = False,
-    groundtruth_low_share: float | None = None,
-    threads: bool = False,
-) -> Iterator[tuple[str, int]]:
-    """The fake server in its own process, so it does not share the GIL with the client;
-    yields its URL and process id (bench/profile_eval.py reads its CPU time)."""
-    extra = ["--pipeline"] if pipeline else []
-    if groundtruth_low_share is not None:
-        extra += ["--groundtruth-low-share", str(groundtruth_low_share)]
-    if threads:
-        extra.append("--threads")
+def server_process(module: str, *args: str) -> Iterator[tuple[str, int]]:
+    """A fake server module run in its own process (it does not share the client's GIL):
+    it prints its URL on its first line and stops when its stdin closes. Yields the URL
+    and its process id (bench/profile_eval.py reads its CPU time)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakellm", "--latency", str(latency), *extra],
+        [sys.executable, "-m", module, *args],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -52,6 +43,23 @@ def fake_server_process(
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
+
+
+@contextmanager
+def fake_server_process(
+    latency: float = 0.0,
+    pipeline: bool = False,
+    groundtruth_low_share: float | None = None,
+    threads: bool = False,
+) -> Iterator[tuple[str, int]]:
+    """tests/fakellm.py in its own process; yields its URL and process id."""
+    extra = ["--pipeline"] if pipeline else []
+    if groundtruth_low_share is not None:
+        extra += ["--groundtruth-low-share", str(groundtruth_low_share)]
+    if threads:
+        extra.append("--threads")
+    with server_process("tests.fakellm", "--latency", str(latency), *extra) as served:
+        yield served
 
 
 @contextmanager
