@@ -50,6 +50,12 @@ class Usage(_Record):
     calls: int = 0
     cache_hits: int = 0
     latency_ms: float = 0.0
+    cached_tokens: int = Field(
+        0,
+        description="Prompt tokens the model reused from its own cache instead of reading "
+        "them again (a provider's usage.prompt_tokens_details.cached_tokens; the embedded "
+        "model's prefix kept from its previous call). Part of prompt_tokens.",
+    )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})

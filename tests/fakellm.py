@@ -34,6 +34,7 @@ class Reply:
     drop: bool = False  # close the connection without an answer
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    cached_tokens: int = 0  # said as usage.prompt_tokens_details.cached_tokens when > 0
     choices: list[str] | None = None  # several answers in one reply (a request with `n`)
 
 
@@ -232,6 +233,13 @@ def answer(body: dict[str, Any], reply: Reply) -> tuple[int, bytes, dict[str, st
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }
+    if reply.cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -245,11 +253,7 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             }
             for i, content in enumerate(reply.choices or [reply.content])
         ],
-        "usage": {
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-        },
+        "usage": usage,
     }
 
 

@@ -78,7 +78,13 @@ class Batcher:
             return None, Usage(calls=1), 1, f"{model_id}: {outcome.message}"
         tokens = (outcome.prompt_tokens, outcome.completion_tokens)
         cost = batch_price(model_id, *tokens)
-        usage = Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1], cost=cost, calls=1)
+        usage = Usage(
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+            cached_tokens=outcome.cached_tokens,
+            cost=cost,
+            calls=1,
+        )
         return outcome, usage, 1, None
 
     async def call(

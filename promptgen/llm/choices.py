@@ -89,6 +89,7 @@ def split_usage(usage: Usage, n: int) -> list[Usage]:
     return [
         Usage(
             prompt_tokens=usage.prompt_tokens if i == 0 else 0,
+            cached_tokens=usage.cached_tokens if i == 0 else 0,
             completion_tokens=tokens + (extra if i == 0 else 0),
             cost=usage.cost / n,
             calls=usage.calls if i == 0 else 0,

@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
@@ -216,20 +217,54 @@ class LocalBackend:
         elif _json_mode(request.params.get("response_format")):
             kwargs["response_format"] = {"type": "json_object"}
         with _run_lock:
+            before = perf(llama)
             try:
                 result = llama.create_chat_completion(**kwargs)
             except ValueError as err:  # e.g. prompt longer than the context window
                 raise CallError(f"local model: {err}", retryable=False) from err
+            read = perf(llama).prompt_tokens - before.prompt_tokens
         usage = result.get("usage") or {}
         choice = result["choices"][0]
+        prompt_tokens = int(usage.get("prompt_tokens", 0))
         return RawReply(
             text=choice["message"].get("content") or "",
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            prompt_tokens=prompt_tokens,
             completion_tokens=int(usage.get("completion_tokens", 0)),
+            cached_tokens=max(0, prompt_tokens - read),
             cost=0.0,
             model=f"{PREFIX}{request.model}",
             finish_reason=choice.get("finish_reason"),
         )
+
+
+@dataclass(frozen=True)
+class Perf:
+    """llama.cpp's running counters of one model's context (`llama_perf_context`): prompt
+    tokens read in batches and the milliseconds they took; tokens decoded one at a time
+    (the answer's, and a prompt's last token replayed when the whole prompt was kept) and
+    theirs. A call's share is the difference of the counters read around it."""
+
+    prompt_tokens: int
+    prompt_ms: float
+    decoded: int
+    decode_ms: float
+
+
+def perf(llama: Any) -> Perf:
+    """The counters of `llama` now (read under the run lock: calls change them).
+
+    The prompt tokens a call makes llama.cpp read are fewer than its prompt's when
+    llama-cpp-python kept the longest prefix it shares with the previous call's tokens
+    ("kv cache prefix match" in `Llama.generate`): the rest is the reused part."""
+    llama_cpp = _llama_cpp()
+    llama_cpp.llama_synchronize(llama._ctx.ctx)  # the counters take a batch when it ends
+    data = llama_cpp.llama_perf_context(llama._ctx.ctx)
+    return Perf(
+        prompt_tokens=int(data.n_p_eval),
+        prompt_ms=float(data.t_p_eval_ms),
+        decoded=int(data.n_eval),
+        decode_ms=float(data.t_eval_ms),
+    )
 
 
 def _json_mode(fmt: Any) -> bool:

@@ -87,6 +87,7 @@ async def _negotiate(
             usage = Usage(
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
+                cached_tokens=reply.cached_tokens,
                 cost=reply.cost or 0.0,
                 calls=1,
             )

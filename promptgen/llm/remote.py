@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
-from promptgen.llm.wire import classify, load_litellm, message_text, rate_headers
+from promptgen.llm.wire import (
+    cached_tokens,
+    classify,
+    load_litellm,
+    message_text,
+    rate_headers,
+)
 
 if TYPE_CHECKING:
     from promptgen.llm.batch import BatchAPI
@@ -122,6 +128,7 @@ class RemoteBackend:
             text=text,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cached_tokens=cached_tokens(usage) if usage is not None else 0,
             cost=cost,
             model=getattr(response, "model", None),
             finish_reason=getattr(choice, "finish_reason", None),

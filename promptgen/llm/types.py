@@ -100,6 +100,8 @@ class RawReply:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of prompt_tokens, those the model reused from its cache (Usage.cached_tokens).
+    cached_tokens: int = 0
     cost: float | None = None
     model: str | None = None
     finish_reason: str | None = None  # "stop", "length", ... as the provider says it

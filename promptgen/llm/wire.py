@@ -152,11 +152,21 @@ def chat_reply(data: Any) -> RawReply:
         text=replies[0].text,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=cached_tokens(usage),
         cost=None,
         model=data.get("model"),
         finish_reason=replies[0].finish_reason,
         choices=replies if len(replies) > 1 else [],
     )
+
+
+def cached_tokens(usage: Any) -> int:
+    """Prompt tokens the provider reused from its cache, as OpenAI reports them
+    (`usage.prompt_tokens_details.cached_tokens`; a JSON object or litellm's); 0 when
+    not said."""
+    details = _field(usage, "prompt_tokens_details")
+    value = _field(details, "cached_tokens") if details is not None else None
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _index(value: Any) -> int:

@@ -203,6 +203,23 @@ def test_rate_limit_lowers_the_model_limit(fake_llm: FakeLLM, tmp_path: Path) ->
     assert llm.limits.for_model("openai/fake", 8).limit == 4
 
 
+def test_prompt_tokens_the_provider_reused_are_summed_per_stage(
+    fake_llm: FakeLLM, gateway: LLM
+) -> None:
+    fake_llm.queue(Reply("a", prompt_tokens=1200, completion_tokens=3, cached_tokens=1024))
+    fake_llm.queue(Reply("b", prompt_tokens=1300, completion_tokens=4, cached_tokens=1152))
+    fake_llm.queue(Reply("c", prompt_tokens=50, completion_tokens=5))  # nothing reused
+    run(gateway.complete(HI, stage="rules"))
+    run(gateway.complete([{"role": "user", "content": "again"}], stage="rules"))
+    run(gateway.complete([{"role": "user", "content": "other"}], stage="tests"))
+    t = gateway.usage.totals
+    rules, tests = t.by_stage["rules"], t.by_stage["tests"]
+    assert (rules.prompt_tokens, rules.cached_tokens, rules.calls) == (2500, 2176, 2)
+    assert (tests.prompt_tokens, tests.cached_tokens) == (50, 0)
+    assert t.total.cached_tokens == 2176
+    assert [u.cached_tokens for u in t.by_model.values()] == [2176]
+
+
 def test_bounded_gather_keeps_order() -> None:
     async def job(i: int) -> int:
         await asyncio.sleep(0.01 * (5 - i))

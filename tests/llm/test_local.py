@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -61,6 +62,37 @@ def test_plain_and_structured_answers(tmp_path: Path) -> None:
     assert isinstance(shaped.parsed, Checklist) and shaped.parsed.items
     for text in (shaped.parsed.title, *shaped.parsed.items):
         assert not any(ord(c) < 0x20 for c in text)  # the grammar fix holds
+
+
+SHARED = "You label support messages. " + " ".join(
+    f"Rule {i}: a message about topic {i} is labelled by its tone alone." for i in range(30)
+)
+
+
+def test_a_call_reports_the_prefix_it_shares_with_the_call_before(tmp_path: Path) -> None:
+    """llama.cpp keeps the longest prefix a call shares with the previous one: the
+    prompt tokens it did not read again are the call's `cached_tokens`."""
+    settings = load_settings({"rules": f"local/{SMALL}", "cache": False}, env={}, cwd=tmp_path)
+    llm = LLM(settings)
+
+    def ask(system: str, user: str) -> Any:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return llm.complete(messages, max_tokens=24, temperature=0)
+
+    async def three() -> list[Any]:
+        return [
+            await ask(SHARED, "One word, the label of: the parcel came late."),
+            await ask(SHARED, "One word, the label of: thanks, it works now."),
+            await ask("Other rules first. " + SHARED, "One word, the label of: it works."),
+        ]
+
+    first, second, other = asyncio.run(three())
+    llm.close()
+    assert [r.error for r in (first, second, other)] == [None, None, None]
+    tail = second.usage.prompt_tokens - second.usage.cached_tokens
+    assert second.usage.cached_tokens > 300 and 0 < tail < 20  # only the question is read
+    assert other.usage.cached_tokens <= 5  # the chat template's "<|im_start|>system\n"
+    assert other.usage.prompt_tokens > 300
 
 
 def test_grammar_keeps_control_characters_out() -> None:
