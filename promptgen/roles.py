@@ -47,7 +47,7 @@ def from_server(
         )
         served = replace(served, ids=(tested,))
     else:
-        line = said(served, flags) if used else None  # several models: BadInputError
+        line = said(served, flags, main=True) if used else None  # several: BadInputError
     if len(served.ids) == 1:
         settings = filled(settings, served)
         for role in empty:

@@ -104,9 +104,14 @@ def filled(settings: GatewaySettings, served: Served | None) -> GatewaySettings:
     )
 
 
-def said(served: Served, flags: list[str]) -> str | None:
+MAIN_FIRST = "--models (the model under test, which the roles left unnamed use too), or with "
+
+
+def said(served: Served, flags: list[str], *, main: bool = False) -> str | None:
     """The line saying which model the roles of `flags` get, or None when the server
-    cannot be reached (the calls say so); several models are an error."""
+    cannot be reached (the calls say so); several models are an error. On the main
+    command (`main`) its hint offers --models first: the roles left unnamed then use the
+    model under test named there (roles.from_server)."""
     choose = ", ".join(flags[:-1]) + " and " + flags[-1] if len(flags) > 1 else "".join(flags)
     if served.unreachable:
         return None
@@ -118,7 +123,8 @@ def said(served: Served, flags: list[str]) -> str | None:
     if len(served.ids) > 1:
         raise BadInputError(
             f"{served.api_base} serves {counted(len(served.ids), 'model')}: {listing(served.ids)}",
-            hint=f"name the one to use with {choose}, or PROMPTGEN_MODEL for every role",
+            hint=f"name the one to use with {MAIN_FIRST if main else ''}{choose}, or "
+            "PROMPTGEN_MODEL for every role",
         )
     model = served.ids[0]
     return f"using {model}, the one model {served.api_base} serves ({choose} to choose another)"

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from promptgen import load_context
+from promptgen.llm.served import MAIN_FIRST
 from tests.conftest import REPO
 from tests.fakellm import FakeLLM
 from tests.mockserver import mockllm
@@ -88,7 +89,7 @@ def test_several_models_served_exit_2_listing_them(fake: FakeLLM, tmp_path: Path
     assert result.returncode == 2
     assert result.stderr == (
         f"promptgen: error: {fake.url} serves 3 models: a-model, b-model, c-model "
-        f"(name the one to use with {ROLES}, or PROMPTGEN_MODEL for every role)\n"
+        f"(name the one to use with {MAIN_FIRST}{ROLES}, or PROMPTGEN_MODEL for every role)\n"
     )
     assert fake.requests == []  # no chat request made
     # A long list is cut; a role named for every role the run uses needs no choice.
@@ -98,7 +99,8 @@ def test_several_models_served_exit_2_listing_them(fake: FakeLLM, tmp_path: Path
     listed = ", ".join(f"model-{i:02d}" for i in range(10))
     assert result.stderr == (
         f"promptgen: error: {fake.url} serves 14 models: {listed} and 4 more "
-        "(name the one to use with --rules-model, or PROMPTGEN_MODEL for every role)\n"
+        f"(name the one to use with {MAIN_FIRST}--rules-model, or PROMPTGEN_MODEL for every "
+        "role)\n"
     )
     named = promptgen(tmp_path, *args, "--rules-model", "model-01", "--eval-model", "model-03")
     assert named.returncode == 0, named.stderr
@@ -226,7 +228,7 @@ def test_the_independent_mock_server_lists_several(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr == (
         f"promptgen: error: {url} serves 5 models: gpt-4o, gpt-4o-mini, mock-large, "
-        f"mock-model, mock-small (name the one to use with {ROLES}, or PROMPTGEN_MODEL for "
-        "every role)\n"
+        f"mock-model, mock-small (name the one to use with {MAIN_FIRST}{ROLES}, or "
+        "PROMPTGEN_MODEL for every role)\n"
     )
     assert stats["requests_total"] == 0
