@@ -201,6 +201,7 @@ def local_figures() -> None:
         start = time.perf_counter()
         model = load_model(name)
         load = time.perf_counter() - start
+        model.cache = None  # no kept states: each timed call reads its prompt in full
         msgs = [{"role": "user", "content": prompt}]
         model.create_chat_completion(messages=msgs, max_tokens=1, temperature=0)  # warm
         model.reset()

@@ -70,6 +70,9 @@ class Rates:
 
     prefill: float
     decode: float
+    threads: int = 0  # the threads promptgen computes with (physical cores)
+    prefill_one: float = 0.0  # the same rates at one thread
+    decode_one: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,14 @@ def report(title: str, wall: float, context: dict[str, Any], rates: dict[str, Ra
             f"| {row.name} | {rate.prefill:.1f} | {rate.decode:.1f} | {row.read} | "
             f"{row.completion_tokens} | {model_limit(row, rate):.0f} |"
         )
+    for name, rate in sorted(rates.items()):
+        if rate.threads > 1 and rate.prefill_one and rate.decode_one:
+            lines.append(
+                f"threads: local/{name} at {rate.threads} (physical cores) reads "
+                f"{rate.prefill / rate.prefill_one:.2f}x and writes "
+                f"{rate.decode / rate.decode_one:.2f}x as fast as at 1 "
+                f"({rate.prefill_one:.1f} and {rate.decode_one:.1f} tok/s)"
+            )
     bound = limit(context, rates)
     lines += ["", f"wall {wall:.0f} s, limit {bound:.0f} s"]
     lines.append(f"ratio {wall / bound:.2f}" if bound > 0 else "ratio -")
@@ -164,10 +175,26 @@ def report(title: str, wall: float, context: dict[str, Any], rates: dict[str, Ra
 
 
 def calibrate(name: str) -> Rates:
-    """The model's prefill and decode rates, best of REPEATS, as promptgen loads it."""
-    from promptgen.llm.local import load_model, perf
+    """The model's prefill and decode rates, best of REPEATS, as promptgen loads it (one
+    thread per physical core), and at one thread: what the cores add."""
+    from promptgen.llm.local import load_model
 
     llama = load_model(name)
+    llama.cores = None  # this calibration sets the threads itself
+    cores = llama.threads
+    prefill, decode = rates_at(llama, cores)
+    prefill_one, decode_one = rates_at(llama, 1) if cores > 1 else (prefill, decode)
+    return Rates(prefill, decode, cores, prefill_one, decode_one)
+
+
+def rates_at(llama: Any, threads: int) -> tuple[float, float]:
+    """Prefill and decode tokens/s of `llama` computing with `threads` threads."""
+    import llama_cpp
+
+    from promptgen.llm.local import perf
+
+    llama_cpp.llama_set_n_threads(llama._ctx.ctx, threads, threads)
+    llama.threads = threads
     text = CALIBRATION_TEXT
     tokens = llama.tokenize(text.encode())
     while len(tokens) < CALIBRATION_TOKENS:
@@ -189,7 +216,7 @@ def calibrate(name: str) -> Rates:
         decoded = after.decoded - before.decoded
         decode = max(decode, decoded / ((after.decode_ms - before.decode_ms) / 1000))
     llama.reset()
-    return Rates(prefill=prefill, decode=decode)
+    return prefill, decode
 
 
 def measured_rates(names: list[str]) -> dict[str, Rates]:
@@ -222,21 +249,27 @@ def cold_cache() -> Path:
 
 
 def timed_run(args: list[str], out: Path) -> tuple[float, dict[str, Any]]:
-    """Wall seconds of `promptgen ARGS --out OUT` and the context it wrote."""
+    """Wall seconds of `promptgen ARGS --out OUT` and the context it wrote; the process's
+    peak resident memory is printed."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["PROMPTGEN_CACHE_DIR"] = str(cold_cache())
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "promptgen", *args, "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
-    wall = time.perf_counter() - start
-    if proc.returncode not in (0, 1):  # 1: a gate failed, the run itself is whole
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"promptgen exited {proc.returncode}: " + " / ".join(tail))
+    with tempfile.TemporaryFile("w+") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "promptgen", *args, "--out", str(out)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=REPO,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # 1: a gate failed, the run itself is whole
+            log.seek(0)
+            tail = log.read().strip().splitlines()[-3:]
+            raise SystemExit(f"promptgen exited {proc.returncode}: " + " / ".join(tail))
+    print(f"# peak memory: {usage.ru_maxrss / 1024**2:.1f} GB", flush=True)  # ru_maxrss: KB
     return wall, json.loads((out / "context.json").read_text())
 
 

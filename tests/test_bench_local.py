@@ -47,7 +47,7 @@ CONTEXT = {
     }
 }
 RATES = {
-    "qwen2.5-coder-1.5b": Rates(prefill=100.0, decode=10.0),
+    "qwen2.5-coder-1.5b": Rates(100.0, 10.0, threads=2, prefill_one=55.0, decode_one=7.0),
     "qwen2.5-coder-0.5b": Rates(prefill=300.0, decode=40.0),
 }
 
@@ -68,6 +68,12 @@ def test_the_report_ends_with_the_ratio_of_wall_to_limit() -> None:
     assert "| local/qwen2.5-coder-0.5b | 300.0 | 40.0 | 3000 | 400 | 20 |" in lines
     assert "| local/qwen2.5-coder-1.5b | 100.0 | 10.0 | 3000 | 300 | 60 |" in lines
     assert not [line for line in lines if "gpt-4o-mini" in line]
+    # what the cores add, for the model calibrated at one thread too
+    assert (
+        "threads: local/qwen2.5-coder-1.5b at 2 (physical cores) reads 1.82x and writes "
+        "1.43x as fast as at 1 (55.0 and 7.0 tok/s)"
+    ) in lines
+    assert not [line for line in lines if line.startswith("threads: local/qwen2.5-coder-0.5b")]
 
 
 def test_stages_keep_the_order_the_run_recorded() -> None:

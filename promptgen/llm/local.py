@@ -1,8 +1,9 @@
 """The embedded model: llama.cpp in process through llama-cpp-python.
 
-Loaded once per process and reused; calls run one at a time on it (in a worker
-thread, so the event loop stays free). Structured output is constrained by a grammar
-built from the JSON Schema.
+Loaded once per process and reused; calls run in worker threads (the event loop stays
+free), as many at once as physical cores over all embedded models, each on a context of
+its own (`llama_engine.Engine`: kept prefix states, the grammar applied last). Structured
+output is constrained by a grammar built from the JSON Schema.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from promptgen.llm.backend import BackendPolicy
+from promptgen.llm.contexts import Contexts, Cores
+from promptgen.llm.cores import physical_cores
+from promptgen.llm.token_bound import answer_bound
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
 from promptgen.llm.weights import assemble, spec_for, status
 
@@ -35,9 +39,9 @@ NO_ENGINE_HINT = (
     "set OPENAI_API_KEY, or give --api-base URL"
 )
 
-_models: dict[str, Any] = {}
+# The embedded models' contexts, made on first use (llm/contexts.py).
+_pool: Contexts[Any] | None = None
 _load_lock = threading.Lock()
-_run_lock = threading.Lock()
 
 
 def _llama_cpp() -> Any:
@@ -85,24 +89,40 @@ def _model_params(llama_cpp: Any, skip_extra: bool) -> Iterator[None]:
         module.llama_model_default_params = original
 
 
-def load_model(name: str) -> Any:
-    """The process-wide Llama for `name`, loading it (after verification) on first use."""
+def _new_engine(name: str) -> Any:
+    """A context of `name` (its weights verified first), computing on the shared cores."""
+    spec = spec_for(name)
+    llama_cpp = _llama_cpp()
+    path = assemble(spec)
+    cores = _contexts().cores
+    with _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
+        from promptgen.llm.llama_engine import Engine
+
+        return Engine(
+            model_path=str(path),
+            n_ctx=N_CTX,
+            n_threads=cores.total,
+            n_threads_batch=cores.total,
+            verbose=False,
+            cores=cores,
+        )
+
+
+def _contexts() -> Contexts[Any]:
+    global _pool
     with _load_lock:
-        if name in _models:
-            return _models[name]
-        spec = spec_for(name)
-        llama_cpp = _llama_cpp()
-        path = assemble(spec)
-        with _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
-            _models[name] = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=N_CTX,
-                n_threads=os.cpu_count() or 2,
-                verbose=False,
-            )
-        return _models[name]
+        if _pool is None:
+            _pool = Contexts(_new_engine, Cores(physical_cores()))
+        return _pool
 
 
+def load_model(name: str) -> Any:
+    """A context of `name` for a caller that drives it alone (`bench/local.py`)."""
+    return _contexts().any(name)
+
+
+# Tokens a call may generate when neither it nor its answer's schema says fewer.
+DEFAULT_MAX_TOKENS = 1024
 # Bounds above these unroll into grammars llama.cpp refuses.
 _GRAMMAR_BOUNDS = {"maxLength": 500, "maxItems": 50}
 
@@ -150,7 +170,7 @@ class LocalBackend:
     """The embedded model: one llama.cpp instance, calls serialized, grammar-constrained."""
 
     policy: ClassVar[BackendPolicy] = BackendPolicy(
-        concurrency=1,
+        concurrency=physical_cores(),  # per model; all models share the cores (`_engine`)
         cancellable=False,  # a call runs in a worker thread to its end
         structured_mode="grammar",
         uses_api_base=False,
@@ -203,10 +223,9 @@ class LocalBackend:
         return await asyncio.to_thread(self._run, request)
 
     def _run(self, request: ChatRequest) -> RawReply:
-        llama = load_model(request.model)
         kwargs: dict[str, Any] = {"messages": request.messages}
         kwargs["temperature"] = request.temperature if request.temperature is not None else 0.2
-        kwargs["max_tokens"] = request.max_tokens or 1024
+        kwargs["max_tokens"] = request.max_tokens or DEFAULT_MAX_TOKENS
         # A fixed seed by default: the same call gives the same answer (variants differ).
         kwargs["seed"] = request.seed if request.seed is not None else 0
         for name in LLAMA_PARAMS:  # the rest are said before the runs (`LLM.unsent`)
@@ -214,15 +233,18 @@ class LocalBackend:
                 kwargs[name] = request.params[name]
         if request.json_schema is not None:
             kwargs["grammar"] = grammar_for(request.json_schema)
+            bound = answer_bound(_grammar_schema(request.json_schema))
+            if bound is not None:  # no call waits on more than its answer can hold
+                kwargs["max_tokens"] = min(kwargs["max_tokens"], bound)
         elif _json_mode(request.params.get("response_format")):
             kwargs["response_format"] = {"type": "json_object"}
-        with _run_lock:
-            before = perf(llama)
+        with _contexts().use(request.model) as llama:
+            llama.begin()
             try:
                 result = llama.create_chat_completion(**kwargs)
             except ValueError as err:  # e.g. prompt longer than the context window
                 raise CallError(f"local model: {err}", retryable=False) from err
-            read = perf(llama).prompt_tokens - before.prompt_tokens
+            read = llama.prompt_read
         usage = result.get("usage") or {}
         choice = result["choices"][0]
         prompt_tokens = int(usage.get("prompt_tokens", 0))

@@ -252,6 +252,7 @@ def test_rate_headers_as_providers_send_them() -> None:
 
 
 def test_the_gateway_starts_at_8_up_to_the_concurrency_flag(tmp_path: Path) -> None:
+    from promptgen.llm.cores import physical_cores
     from promptgen.llm.local import LocalBackend
     from promptgen.llm.openai_compat import OpenAICompatBackend
     from promptgen.llm.remote import RemoteBackend
@@ -259,7 +260,8 @@ def test_the_gateway_starts_at_8_up_to_the_concurrency_flag(tmp_path: Path) -> N
     default = LLM(load_settings({"cache": False}, env={}, cwd=tmp_path))
     remote = default.concurrency_for(RemoteBackend(), "anthropic/claude-x")
     assert remote == Bounds(8, 256, "anthropic")  # litellm's provider prefix
-    assert default.concurrency_for(LocalBackend(), "local/qwen") == Bounds(1, 1)  # fixed
+    cores = physical_cores()  # the embedded model: a call per physical core, fixed
+    assert default.concurrency_for(LocalBackend(), "local/qwen") == Bounds(cores, cores)
     flag = LLM(
         load_settings(
             {"concurrency": 20, "cache": False, "api_base": "http://127.0.0.1:9/v1"},

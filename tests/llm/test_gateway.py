@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 import promptgen
 from promptgen.llm import LLM, ModelConfigError, RetryPolicy, bounded_gather, load_settings
+from promptgen.llm.cores import physical_cores
 from promptgen.llm.remote import classify
 from promptgen.llm.replies import without_redacted
 from promptgen.secrets import REDACTED
@@ -262,7 +263,9 @@ def test_backends_declare_their_policy(tmp_path: Path) -> None:
     from promptgen.llm.remote import RemoteBackend
 
     local = LocalBackend.policy
-    assert (local.concurrency, local.cancellable, local.structured_mode) == (1, False, "grammar")
+    cores = physical_cores()  # a call per physical core; the threads are split between them
+    assert (local.concurrency, local.cancellable) == (cores, False)
+    assert local.structured_mode == "grammar"
     for kind in (OpenAICompatBackend, RemoteBackend):
         assert kind.policy.cancellable and kind.policy.structured_mode == "negotiate"
         assert kind.policy.concurrency is None  # adaptive, up to --concurrency
@@ -271,7 +274,7 @@ def test_backends_declare_their_policy(tmp_path: Path) -> None:
         llm.concurrency_for(LocalBackend()),
         llm.concurrency_for(RemoteBackend()),
     )
-    assert (local_bounds.ceiling, remote_bounds.ceiling) == (1, 3)
+    assert (local_bounds.ceiling, remote_bounds.ceiling) == (cores, 3)
     # Only the backend that owns the prefix tests it.
     package = Path(promptgen.__file__).parent
     offenders = [

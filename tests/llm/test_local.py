@@ -69,9 +69,10 @@ SHARED = "You label support messages. " + " ".join(
 )
 
 
-def test_a_call_reports_the_prefix_it_shares_with_the_call_before(tmp_path: Path) -> None:
-    """llama.cpp keeps the longest prefix a call shares with the previous one: the
-    prompt tokens it did not read again are the call's `cached_tokens`."""
+def test_a_call_starts_from_the_kept_state_sharing_its_longest_prefix(tmp_path: Path) -> None:
+    """A call reuses the longest prefix it shares with any kept state (the previous
+    call's, or an earlier one's when another prompt came between): the prompt tokens it
+    did not read again are the call's `cached_tokens`."""
     settings = load_settings({"rules": f"local/{SMALL}", "cache": False}, env={}, cwd=tmp_path)
     llm = LLM(settings)
 
@@ -79,20 +80,24 @@ def test_a_call_reports_the_prefix_it_shares_with_the_call_before(tmp_path: Path
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         return llm.complete(messages, max_tokens=24, temperature=0)
 
-    async def three() -> list[Any]:
+    async def four() -> list[Any]:
         return [
             await ask(SHARED, "One word, the label of: the parcel came late."),
             await ask(SHARED, "One word, the label of: thanks, it works now."),
             await ask("Other rules first. " + SHARED, "One word, the label of: it works."),
+            await ask(SHARED, "One word, the label of: the box was empty."),
         ]
 
-    first, second, other = asyncio.run(three())
+    first, second, other, back = asyncio.run(four())
     llm.close()
-    assert [r.error for r in (first, second, other)] == [None, None, None]
+    assert [r.error for r in (first, second, other, back)] == [None, None, None, None]
     tail = second.usage.prompt_tokens - second.usage.cached_tokens
     assert second.usage.cached_tokens > 300 and 0 < tail < 20  # only the question is read
     assert other.usage.cached_tokens <= 5  # the chat template's "<|im_start|>system\n"
     assert other.usage.prompt_tokens > 300
+    # back to the first prompt after another: its kept state is found again
+    assert back.usage.cached_tokens > 300
+    assert 0 < back.usage.prompt_tokens - back.usage.cached_tokens < 20
 
 
 def test_grammar_keeps_control_characters_out() -> None:
