@@ -189,9 +189,9 @@ class PipelineResponder:
         """The class a written input reads as: the one its case was written for (found
         through the case the writer was given), unless `misread` names another."""
         labels = schema["properties"]["label"]["enum"]
-        value = text.split("Text:\n", 1)[-1].split("\n\nCases:", 1)[0]
+        listed, _, value = text.split("Cases:", 1)[-1].partition("\n\nText:\n")
         case = self.written.get(value.strip(), "")
-        lines = dict(re.findall(r"^- (\S+?)(?:: (.*))?$", text.split("Cases:", 1)[-1], re.M))
+        lines = dict(re.findall(r"^- (\S+?)(?:: (.*))?$", listed, re.M))
         for label in labels:
             meaning = lines.get(label) or ""
             if (meaning and meaning in case) or f'"{label}"' in case:

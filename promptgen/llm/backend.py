@@ -41,6 +41,9 @@ class BackendPolicy:
     deterministic: whether the same request always gets the same reply (the embedded
         model: a fixed seed, in process): a faulty reply is then not asked again, the
         retry could only repeat it (`RetryPolicy.fault_retries`).
+    computes_here: whether its calls compute on this machine's cores (the embedded
+        model): a call asked in case it is needed then costs its whole compute, so work is
+        not asked ahead speculatively (the groundtruth candidates, stages/groundtruth.py).
     takes: the call parameters (beyond messages, temperature, max_tokens, seed) the
         backend sends; None: every one. What a prompt declares beyond them is said once
         per model before the runs (`LLM.unsent`).
@@ -54,6 +57,7 @@ class BackendPolicy:
     batch: bool = False
     small: bool = False
     deterministic: bool = False
+    computes_here: bool = False
     takes: frozenset[str] | None = None
 
 

@@ -177,6 +177,7 @@ class LocalBackend:
         per_loop=False,
         small=True,  # 0.5B and 1.5B parameters
         deterministic=True,  # a fixed seed by default (`chat`)
+        computes_here=True,  # on this machine's cores, shared by its calls
         takes=TAKES,
     )
 

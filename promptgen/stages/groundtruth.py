@@ -59,10 +59,15 @@ def candidates(cfg: RunConfig) -> int:
 
 
 def speculative(cfg: RunConfig) -> bool:
-    """Whether the candidates are asked at once: not where the groundtruth model answers
-    one call at a time (the embedded model, or --concurrency 1)."""
+    """Whether the candidates are asked at once: not where the groundtruth model
+    computes on this machine's cores (the embedded model: a candidate asked in case it
+    is needed costs its whole compute), nor where it answers one call at a time
+    (--concurrency 1)."""
     api_base = cfg.settings.api_base if cfg.settings else None
-    fixed = backend_type(cfg.groundtruth_model, api_base).policy.concurrency
+    policy = backend_type(cfg.groundtruth_model, api_base).policy
+    if policy.computes_here:
+        return False
+    fixed = policy.concurrency
     settings = cfg.settings.concurrency if cfg.settings else None
     at_a_time = fixed if fixed is not None else settings or DEFAULT_CONCURRENCY
     return at_a_time > 1

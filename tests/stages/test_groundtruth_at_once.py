@@ -222,7 +222,8 @@ def test_candidates_are_kept_in_attempt_order_per_test(tmp_path: Path) -> None:
 
 
 def test_the_embedded_model_answers_candidates_one_after_another(tmp_path: Path) -> None:
-    """llama.cpp makes one call at a time: speculation would only add calls there."""
+    """The embedded model computes on this machine's cores: a candidate asked ahead
+    would cost its whole compute, so candidates are asked one after another."""
     with FakeLLM() as fake:
         llm = gateway(fake, tmp_path)
         ctx = context(rules=1, tests=1)

@@ -502,13 +502,18 @@ def test_near_duplicates() -> None:
     )
 
 
+def listed(text: str) -> str:
+    """The cases a class check lists (first in its message, before the text to sort)."""
+    return text.split("Cases:\n", 1)[1].split("\n\nText:\n", 1)[0]
+
+
 class FirstListed(PipelineResponder):
     """A judge that leans to the first class listed among three or more (it reads every
     input as that one), and reads an input right against one other class."""
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         if name == "ClassCheck" and len(schema["properties"]["label"]["enum"]) > 2:
-            first = text.split("\n\nCases:\n- ", 1)[1].split(":", 1)[0]
+            first = listed(text).removeprefix("- ").split(":", 1)[0]
             return {"label": first}
         return super().answer(name, schema, text, n)
 
@@ -526,8 +531,8 @@ def test_a_class_is_read_again_against_the_class_read(fake: FakeLLM, llm: LLM) -
     assert [t.expected_class for t in ctx.tests if t.behaviours] == classes
     checks = texts(fake, "ClassCheck")
     assert len(checks) == 1 + 3 + 3  # positive at once; the others 1 + both orders
-    assert checks[2].endswith("- positive: pleased\n- negative: unhappy")
-    assert checks[3].endswith("- negative: unhappy\n- positive: pleased")
+    assert listed(checks[2]) == "- positive: pleased\n- negative: unhappy"
+    assert listed(checks[3]) == "- negative: unhappy\n- positive: pleased"
     assert "class_mismatch" not in ctx.stage("tests").counts
 
 
@@ -538,7 +543,7 @@ class LeansToFirstOfTwo(PipelineResponder):
         if name == "ClassCheck":
             labels = schema["properties"]["label"]["enum"]
             if len(labels) == 2:
-                return {"label": text.split("\n\nCases:\n- ", 1)[1].split(":", 1)[0]}
+                return {"label": listed(text).removeprefix("- ").split(":", 1)[0]}
             return {"label": "positive"}
         return super().answer(name, schema, text, n)
 
