@@ -83,13 +83,6 @@ class PrefixStates:
         while self.size > self.capacity and len(self.states) > 1:
             self.states.popitem(last=False)
 
-    def __contains__(self, tokens: Any) -> bool:
-        try:
-            self[tokens]
-        except KeyError:
-            return False
-        return True
-
 
 def common_prefix(a: Any, b: Any) -> int:
     """How many leading tokens `a` and `b` share."""

@@ -274,11 +274,8 @@ class Perf:
 
 
 def perf(llama: Any) -> Perf:
-    """The counters of `llama` now (read under the run lock: calls change them).
-
-    The prompt tokens a call makes llama.cpp read are fewer than its prompt's when
-    llama-cpp-python kept the longest prefix it shares with the previous call's tokens
-    ("kv cache prefix match" in `Llama.generate`): the rest is the reused part."""
+    """The counters of `llama` now, for a caller that drives it alone (`bench/local.py`
+    calibrates with them; a call's own reused prefix is `Engine.prompt_read`)."""
     llama_cpp = _llama_cpp()
     llama_cpp.llama_synchronize(llama._ctx.ctx)  # the counters take a batch when it ends
     data = llama_cpp.llama_perf_context(llama._ctx.ctx)
