@@ -65,6 +65,9 @@ class Batcher:
         self._flusher: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_add = 0.0
+        # One submission at a time: the ledger lists batches in the order the provider
+        # made them (two flushes, a retry's and a late call's, can overlap).
+        self._submitting = asyncio.Lock()
 
     async def attempt(
         self, api: BatchAPI, model_id: str, key: str, request: ChatRequest, mode: str, label: str
@@ -141,18 +144,19 @@ class Batcher:
         api = self._calls[keys[0]].api
         for chunk in split(lines, self.limits):
             ids = {cid: custom_key[cid] for cid, _ in chunk}
-            try:
-                file_id, batch_id = await api.submit([line for _, line in chunk], model_id)
-            except CallError as err:
-                where = f" (HTTP {err.status})" if err.status else ""
-                self.notes[model_id] = (
-                    f"{model_id}: the provider refused the batch{where}: {err.message}; "
-                    "called one by one"
-                )
-                self._settle(ids.values(), None)
-                continue
-            job = BatchJob(id=batch_id, model=model_id, input_file_id=file_id, requests=ids)
-            self.ledger.append(job)
+            async with self._submitting:
+                try:
+                    file_id, batch_id = await api.submit([line for _, line in chunk], model_id)
+                except CallError as err:
+                    where = f" (HTTP {err.status})" if err.status else ""
+                    self.notes[model_id] = (
+                        f"{model_id}: the provider refused the batch{where}: {err.message}; "
+                        "called one by one"
+                    )
+                    self._settle(ids.values(), None)
+                    continue
+                job = BatchJob(id=batch_id, model=model_id, input_file_id=file_id, requests=ids)
+                self.ledger.append(job)
             self._open.update((key, job) for key in ids.values())
             self.save()  # now: a run killed from here on must find this batch
             self._watch(api, job)

@@ -83,6 +83,16 @@ class Contexts(Generic[T]):
             finally:
                 self._give(name, context)
 
+    def close(self) -> None:
+        """Free every context not in use (at exit; one in use is its call's to finish)."""
+        with self._lock:
+            contexts = [c for free in self.free.values() for c in free]
+            self.free.clear()
+        for context in contexts:
+            close = getattr(context, "close", None)
+            if callable(close):
+                close()
+
     def any(self, name: str) -> T:
         """A context of `name` for a caller that drives it alone (a benchmark)."""
         context = self._take(name)

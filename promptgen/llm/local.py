@@ -9,6 +9,7 @@ output is constrained by a grammar built from the JSON Schema.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import json
 import os
@@ -21,6 +22,7 @@ from typing import Any, ClassVar, Self
 from promptgen.llm.backend import BackendPolicy
 from promptgen.llm.contexts import Contexts, Cores
 from promptgen.llm.cores import physical_cores
+from promptgen.llm.llama_log import take as take_log
 from promptgen.llm.token_bound import answer_bound
 from promptgen.llm.types import CallError, ChatRequest, ModelConfigError, RawReply
 from promptgen.llm.weights import assemble, spec_for, status
@@ -42,6 +44,9 @@ NO_ENGINE_HINT = (
 # The embedded models' contexts, made on first use (llm/contexts.py).
 _pool: Contexts[Any] | None = None
 _load_lock = threading.Lock()
+# One context made at a time: making one patches llama-cpp-python's module functions
+# (`_model_params`), and two loads at once gain nothing (the weights are one mapping).
+_make_lock = threading.Lock()
 
 
 def _llama_cpp() -> Any:
@@ -53,6 +58,7 @@ def _llama_cpp() -> Any:
             hint='pip install -e ".[local]" in the promptgen checkout '
             "(compiles llama.cpp: a few minutes)",
         ) from err
+    take_log(llama_cpp)
     return llama_cpp
 
 
@@ -95,7 +101,7 @@ def _new_engine(name: str) -> Any:
     llama_cpp = _llama_cpp()
     path = assemble(spec)
     cores = _contexts().cores
-    with _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
+    with _make_lock, _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
         from promptgen.llm.llama_engine import Engine
 
         return Engine(
@@ -113,6 +119,9 @@ def _contexts() -> Contexts[Any]:
     with _load_lock:
         if _pool is None:
             _pool = Contexts(_new_engine, Cores(physical_cores()))
+            # Freed while llama_cpp is whole: at interpreter teardown its functions are
+            # gone, and a context's finalizer would print a traceback instead.
+            atexit.register(_pool.close)
         return _pool
 
 
