@@ -13,7 +13,7 @@ from promptgen.progress import NOTHING, usage_text
 from promptgen.report.changes import EditChanges
 from promptgen.report.changes_view import summary_lines
 from promptgen.report.compiled import summary_line as compiled_line
-from promptgen.report.coverage import behaviour_line
+from promptgen.report.coverage import behaviour_line, inputs_unchecked
 from promptgen.report.coverage import summary_line as coverage_line
 from promptgen.report.overview import overall_compliance
 from promptgen.report.safety import skipped_line, summary_line
@@ -59,6 +59,14 @@ def grounding(ctx: Context) -> str:
     return f"{said}, {unchecked} not checked" if unchecked else said
 
 
+def invalid_line(ctx: Context) -> str:
+    """How many tests the validity check found invalid; "not checked" where it checked
+    none ("invalid 0" of inputs never checked would read as a pass)."""
+    if inputs_unchecked(ctx):
+        return "invalid      not checked (--validity checks each input against the input spec)"
+    return f"invalid      {sum(t.valid is False for t in ctx.tests)}"
+
+
 def summary(
     ctx: Context, cfg: RunConfig, folder: Path, wall: float, changes: EditChanges | None = None
 ) -> str:
@@ -74,7 +82,7 @@ def summary(
         f"tests        {len(tests)}: "
         + ", ".join(f"{n} {o}" for o, n in sorted(by_origin.items())),
         "by scenario  " + ", ".join(f"{s}: {n}" for s, n in sorted(by_scenario.items())),
-        f"invalid      {sum(t.valid is False for t in tests)}",
+        invalid_line(ctx),
         *filter(
             None,
             [

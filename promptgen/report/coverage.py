@@ -19,6 +19,18 @@ class Coverage:
         return 100.0 * self.with_tests / self.targets if self.targets else 100.0
 
 
+def inputs_unchecked(ctx: Context) -> bool:
+    """No generated test's input was checked against the input specification (validity
+    off, as at --effort min in whole-prompt mode): a count of tests written says nothing
+    of whether their inputs are what they claim to be."""
+    generated = [t for t in ctx.tests if t.origin != "sample"]
+    return bool(generated) and all(t.valid is None for t in generated)
+
+
+def _unchecked(ctx: Context) -> str:
+    return "; inputs not checked" if inputs_unchecked(ctx) else ""
+
+
 def rule_coverage(ctx: Context) -> Coverage:
     scenarios: list[str | None] = [s.name for s in ctx.prompt.scenarios] or [None]
     per_scenario = bool(ctx.prompt.scenarios)  # without scenarios, any test of the rule
@@ -78,7 +90,10 @@ def behaviour_line(ctx: Context) -> str:
         if cov.classes
         else ""
     )
-    line = f"behaviours   {cov.with_tests} of {cov.listed} with a test written for them{classes}"
+    line = (
+        f"behaviours   {cov.with_tests} of {cov.listed} with a test written for them{classes}"
+        f"{_unchecked(ctx)}"
+    )
     missing = cov.listed - cov.with_tests
     if missing:
         why = f", {cov.with_reason} with the reason in rules.md" if cov.with_reason else ""
@@ -96,7 +111,7 @@ def summary_line(ctx: Context) -> str:
     if cov.with_tests == cov.targets:
         return (
             f"coverage     every rule and inverse rule{per} has a test "
-            f"({cov.with_tests} of {cov.targets})"
+            f"({cov.with_tests} of {cov.targets}){_unchecked(ctx)}"
         )
     missing = cov.targets - cov.with_tests
     why = (
@@ -104,5 +119,5 @@ def summary_line(ctx: Context) -> str:
     )
     return (
         f"coverage     {cov.with_tests} of {cov.targets} rules and inverse rules{per} have a "
-        f"test; {missing} without{why}"
+        f"test; {missing} without{why}{_unchecked(ctx)}"
     )
