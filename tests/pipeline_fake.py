@@ -73,6 +73,8 @@ class PipelineResponder:
         # reads it back), and classes the check reads as another ({"neutral": "positive"}).
         self.written: dict[str, str] = {}
         self.misread: dict[str, str] = {}
+        # The intent: hand back the template's example while it shows one (a small model did).
+        self.copy_intent_example = False
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         fmt = body.get("response_format") or {}
@@ -99,6 +101,9 @@ class PipelineResponder:
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         if name == "IntentAnswer":
+            shown = re.search(r'for example "([^"]+)"', text)
+            if self.copy_intent_example and shown:
+                return {"task_description": shown.group(1)}
             return {"task_description": "Transforms the given input into the requested output."}
         if name in ("InputSpecAnswer", "ShortInputSpecAnswer"):
             return {"constraints": ["Each input is a non-empty string.", "Inputs are English."]}

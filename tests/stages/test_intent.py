@@ -53,3 +53,32 @@ def test_failed_call_is_kept_and_asked_again(
     assert schema_names(fake) == ["IntentAnswer"]
     assert ctx.intent == ANSWER
     assert record.status == "done" and record.failures == {} and record.error is None
+
+
+def test_an_answer_copying_the_example_is_asked_again_without_it(
+    fake: FakeLLM, llm: LLM, responder: PipelineResponder
+) -> None:
+    responder.copy_intent_example = True
+    ctx = Context.new(prompt())
+    stage("intent", ctx, config(ctx, llm), llm)
+    assert ctx.intent == ANSWER
+    first, second = ("\n".join(m["content"] for m in r["messages"]) for r in fake.requests)
+    assert f'for example "{intent.example()}"' in first
+    assert "for example" not in second and "news article" not in second
+    assert ctx.stage("intent").counts == {"example_copied": 1}
+
+
+def test_what_copies_the_example() -> None:
+    shown = intent.example()
+    assert " ".join(shown.split()) == (
+        "Summarises a news article in three bullet points for a general reader."
+    )
+    assert intent.copies_example(shown, shown)
+    assert intent.copies_example("Summarizes a news article into three bullet points.", shown)
+    # Intents the 1.5B model wrote for the samples: none is a copy.
+    for own in (
+        "Summarises a git diff in one commit message following the Conventional Commits style.",
+        "Summarizes the text in at most three sentences of plain language for a reader.",
+        "Generates a haiku about the user's input, following the 5-7-5 pattern.",
+    ):
+        assert not intent.copies_example(own, shown)
