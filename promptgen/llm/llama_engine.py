@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, cast
@@ -36,7 +37,8 @@ from llama_cpp import llama_cpp as lib
 
 from promptgen.llm.contexts import Cores
 
-# Kept KV states per model, in bytes (a 1.5B model's 1,000-token state is about 28 MB).
+# Kept KV states per model (all its contexts together), in bytes (a 1.5B model's
+# 1,000-token state is about 28 MB).
 STATES_BYTES = 384 << 20
 
 
@@ -52,11 +54,14 @@ class Saved:
 
 class PrefixStates:
     """Kept KV states of one model, least recently used dropped first past the budget.
-    Looked up by the prompt's tokens: the state that shares the longest prefix."""
+    Looked up by the prompt's tokens: the state that shares the longest prefix. Shared
+    by the model's contexts (a state is the same model's cells, whichever context made
+    it), so a call on a second context starts from what the first one read."""
 
     def __init__(self, capacity: int = STATES_BYTES) -> None:
         self.capacity = capacity
         self.states: OrderedDict[tuple[int, ...], Saved] = OrderedDict()
+        self._lock = threading.Lock()  # contexts compute in threads of their own
 
     def __bool__(self) -> bool:  # llama-cpp-python asks `if self.cache:`
         return True
@@ -66,22 +71,24 @@ class PrefixStates:
         return sum(s.size for s in self.states.values())
 
     def __getitem__(self, tokens: Any) -> Saved:
-        best, shared = None, 0
-        for key, saved in self.states.items():
-            n = common_prefix(saved.input_ids, tokens)
-            if n > shared:
-                best, shared = key, n
-        if best is None:
-            raise KeyError("no kept state shares a prefix")
-        self.states.move_to_end(best)
-        return self.states[best]
+        with self._lock:
+            best, shared = None, 0
+            for key, saved in self.states.items():
+                n = common_prefix(saved.input_ids, tokens)
+                if n > shared:
+                    best, shared = key, n
+            if best is None:
+                raise KeyError("no kept state shares a prefix")
+            self.states.move_to_end(best)
+            return self.states[best]
 
     def __setitem__(self, tokens: Any, saved: Saved) -> None:
         key = tuple(int(t) for t in saved.input_ids)
-        self.states.pop(key, None)
-        self.states[key] = saved
-        while self.size > self.capacity and len(self.states) > 1:
-            self.states.popitem(last=False)
+        with self._lock:
+            self.states.pop(key, None)
+            self.states[key] = saved
+            while self.size > self.capacity and len(self.states) > 1:
+                self.states.popitem(last=False)
 
 
 def common_prefix(a: Any, b: Any) -> int:
@@ -162,11 +169,18 @@ class Engine(llama_cpp.Llama):
     """`Llama` with kept prefix states, the grammar applied last, prompt lookup and
     logits only where sampled (module docstring)."""
 
-    def __init__(self, *, cores: Cores | None = None, states: int = STATES_BYTES, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        cores: Cores | None = None,
+        states: PrefixStates | int = STATES_BYTES,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.cores = cores
         self.threads = int(kwargs.get("n_threads") or 1)
-        self.cache = cast(Any, PrefixStates(states))  # duck-typed: llama-cpp-python indexes it
+        kept = states if isinstance(states, PrefixStates) else PrefixStates(states)
+        self.cache = cast(Any, kept)  # duck-typed: llama-cpp-python indexes it
         self.prompt_read = 0  # prompt tokens the last call had to read
         self._reading = False
 

@@ -47,6 +47,8 @@ _load_lock = threading.Lock()
 # One context made at a time: making one patches llama-cpp-python's module functions
 # (`_model_params`), and two loads at once gain nothing (the weights are one mapping).
 _make_lock = threading.Lock()
+# Each model's kept prefix states, shared by its contexts (`llama_engine.PrefixStates`).
+_states: dict[str, Any] = {}
 
 
 def _llama_cpp() -> Any:
@@ -102,7 +104,7 @@ def _new_engine(name: str) -> Any:
     path = assemble(spec)
     cores = _contexts().cores
     with _make_lock, _model_params(llama_cpp, _skip_extra_buffers(llama_cpp)):
-        from promptgen.llm.llama_engine import Engine
+        from promptgen.llm.llama_engine import Engine, PrefixStates
 
         return Engine(
             model_path=str(path),
@@ -111,6 +113,7 @@ def _new_engine(name: str) -> Any:
             n_threads_batch=cores.total,
             verbose=False,
             cores=cores,
+            states=_states.setdefault(name, PrefixStates()),
         )
 
 

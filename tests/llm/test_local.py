@@ -100,6 +100,33 @@ def test_a_call_starts_from_the_kept_state_sharing_its_longest_prefix(tmp_path: 
     assert 0 < back.usage.prompt_tokens - back.usage.cached_tokens < 20
 
 
+def test_a_second_context_starts_from_the_state_the_first_kept() -> None:
+    """A model's contexts share its kept states: a call on a second context (two calls
+    at once) reads only what the first context's call did not already hold."""
+    from promptgen.llm import local
+
+    first, second = local._new_engine(SMALL), local._new_engine(SMALL)
+    try:
+        assert first.cache is second.cache
+
+        def ask(engine: Any, question: str) -> dict[str, Any]:
+            engine.begin()
+            messages = [
+                {"role": "system", "content": "Two contexts, one store. " + SHARED},  # unkept
+                {"role": "user", "content": question},
+            ]
+            return engine.create_chat_completion(messages=messages, max_tokens=4, temperature=0)
+
+        ask(first, "One word, the label of: the parcel came late.")
+        assert first.prompt_read > 300  # nothing kept yet: read in full
+        answer = ask(second, "One word, the label of: thanks, it works now.")
+        assert answer["usage"]["prompt_tokens"] > 300
+        assert 0 < second.prompt_read < 20  # only the question
+    finally:
+        first.close()
+        second.close()
+
+
 def test_grammar_keeps_control_characters_out() -> None:
     from promptgen.llm.local import gbnf_for
 
