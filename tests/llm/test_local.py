@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -318,3 +319,57 @@ def test_a_run_says_what_the_embedded_model_under_test_cannot_be_sent(tmp_path: 
 
     (run,) = load_context(tmp_path / "out" / "context.json").test_runs
     assert run.ok and isinstance(json.loads(run.output or ""), dict), run.output
+
+
+# Two calls at once make two contexts of the model from two worker threads, while the
+# main thread prints to both streams; then the process exits (contexts freed at exit).
+CONTEXTS_AT_ONCE = textwrap.dedent(
+    f"""
+    import sys, threading, time
+    from promptgen.llm import local
+
+    pool = local._contexts()
+    start = threading.Barrier(3)
+
+    def call():
+        start.wait()
+        with pool.use({SMALL!r}):
+            time.sleep(0.3)
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    printed = 0
+    while any(thread.is_alive() for thread in threads):
+        print(f"err {{printed}}", file=sys.stderr, flush=True)
+        print(f"out {{printed}}", flush=True)
+        printed += 1
+        time.sleep(0.005)
+    print(f"made {{pool.made[{SMALL!r}]}} printed {{printed}}", file=sys.stderr, flush=True)
+    print(f"made {{pool.made[{SMALL!r}]}} printed {{printed}}", flush=True)
+    """
+)
+
+
+def test_contexts_made_at_once_lose_no_line_and_print_none() -> None:
+    """llama-cpp-python's own silencing swapped file descriptors 1 and 2 around each
+    load; two loads at once left them on the null device (a CI run lost its summary)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PROMPTGEN_LOCAL_THREADS": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", CONTEXTS_AT_ONCE],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    *err_lines, err_last = done.stderr.splitlines()
+    *out_lines, out_last = done.stdout.splitlines()
+    assert err_last == out_last and err_last.startswith("made 2 printed ")
+    printed = int(err_last.rsplit(" ", 1)[1])
+    assert printed > 0  # the loads took long enough for the main thread to print
+    # Every line printed during the loads arrived, and nothing else: no llama.cpp log
+    # line, no traceback from a context freed at interpreter teardown.
+    assert err_lines == [f"err {i}" for i in range(printed)]
+    assert out_lines == [f"out {i}" for i in range(printed)]
