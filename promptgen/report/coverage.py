@@ -19,10 +19,17 @@ class Coverage:
         return 100.0 * self.with_tests / self.targets if self.targets else 100.0
 
 
+# The tests stage's unit for stepwise writing (stages/tests.py STEP): each input it
+# keeps passed its checks as it was written (the specification's kind, its class).
+STEPWISE = "stepwise"
+
+
 def inputs_unchecked(ctx: Context) -> bool:
-    """No generated test's input was checked against the input specification (validity
-    off, as at --effort min in whole-prompt mode): a count of tests written says nothing
-    of whether their inputs are what they claim to be."""
+    """No generated test's input was checked (validity off and whole-prompt writing, as
+    at --effort min with a large model): a count of tests written says nothing of
+    whether their inputs are what they claim to be."""
+    if STEPWISE in ctx.stage("tests").done:
+        return False
     generated = [t for t in ctx.tests if t.origin != "sample"]
     return bool(generated) and all(t.valid is None for t in generated)
 

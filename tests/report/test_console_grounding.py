@@ -9,6 +9,7 @@ from promptgen.model import PromptUnderTest
 from promptgen.report.console import grounding, invalid_line
 from promptgen.report.coverage import behaviour_line, summary_line
 from promptgen.results import Behaviour, Rule, Test
+from promptgen.stages.tests import STEP
 
 
 def context(*grounded: bool | None) -> Context:
@@ -55,6 +56,10 @@ def test_tests_never_checked_are_not_counted_as_valid_or_as_coverage() -> None:
         "behaviours   1 of 1 with a test written for them (1 of 1 output classes, 1 with the "
         "class expected); inputs not checked"
     )
+    stepwise = ctx.model_copy(deep=True)  # written stepwise: each input checked as written
+    stepwise.stage("tests").done.append(STEP)
+    assert invalid_line(stepwise) == "invalid      0"
+    assert summary_line(stepwise).endswith("(1 of 1)")
     ctx.tests[1].valid = False  # checked: counted, and the lines say no more
     assert invalid_line(ctx) == "invalid      1"
     assert summary_line(ctx) == "coverage     every rule and inverse rule has a test (1 of 1)"
