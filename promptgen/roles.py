@@ -2,8 +2,9 @@
 
 The server's list (`llm/served.py`) decides: its one model is used for every such role,
 said in one line and saved in the run's options (so a resumed run asks nothing again);
-several models are an error (exit 2) listing them, before any call, unless the run's
-models under test name one of them, which the roles then use too (said); no list keeps
+several models are an error (exit 2) listing them, before any call, unless the run
+points at one of them: a model under test, else the model the prompt file names, else
+promptgen's default OpenAI model (gpt-4o-mini), which the roles then use (said); no list keeps
 the model id `default`, said. A role the run does not call never stops it.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import replace
 
 from promptgen.config import SAVED, RunConfig, model_fields
 from promptgen.context import Context
+from promptgen.llm.config import OPENAI_DEFAULT
 from promptgen.llm.served import SERVED, ask_for, filled, said, unnamed
 from promptgen.options import BY_NAME
 from promptgen.pipeline import models_used, plan
@@ -38,14 +40,16 @@ def from_server(
     empty = unnamed(settings)
     used = [role for role in empty if role in _called(ctx, cfg)]
     flags = [BY_NAME[ROLE_OPTIONS[role]].flag or role for role in used]
-    tested = _tested_among(cfg.models, served.ids)
-    if used and len(served.ids) > 1 and tested is not None:
-        # The user chose a model on this server: the roles left unnamed use it too.
+    several = used and len(served.ids) > 1
+    chosen = chosen_among(served.ids, cfg.models, ctx.prompt.model.id) if several else None
+    if chosen is not None:
+        # A model on this server the run already points at: the unnamed roles use it.
+        model, why = chosen
         line: str | None = (
-            f"using {tested}, the model under test, for {_joined(flags)} too "
+            f"using {model}, {why}, for {_joined(flags)}{' too' if why == UNDER_TEST else ''} "
             f"({settings.api_base} serves {len(served.ids)} models; name another with those)"
         )
-        served = replace(served, ids=(tested,))
+        served = replace(served, ids=(model,))
     else:
         line = said(served, flags, main=True) if used else None  # several: BadInputError
     if len(served.ids) == 1:
@@ -60,9 +64,25 @@ def from_server(
     return cfg, [line] if line else []
 
 
-def _tested_among(models: tuple[str, ...], ids: tuple[str, ...]) -> str | None:
-    """The first model under test the server serves (`openai/x` or `x`), if any."""
-    return next((bare for m in models if (bare := m.removeprefix("openai/")) in ids), None)
+UNDER_TEST = "the model under test"
+
+
+def chosen_among(
+    ids: tuple[str, ...], models: tuple[str, ...], named: str | None
+) -> tuple[str, str] | None:
+    """The model of several served that the unnamed roles use, and why: the first model
+    under test the server serves (`openai/x` or `x`), else the model the prompt file
+    names, else promptgen's default OpenAI model; None: nothing points at one of them."""
+    tested = next((b for m in models if (b := m.removeprefix("openai/")) in ids), None)
+    if tested is not None:
+        return tested, UNDER_TEST
+    prompts = (named or "").removeprefix("openai/")
+    if prompts in ids:
+        return prompts, "the model the prompt names"
+    default = OPENAI_DEFAULT.removeprefix("openai/")
+    if default in ids:
+        return default, "promptgen's default model"
+    return None
 
 
 def _joined(flags: list[str]) -> str:

@@ -219,16 +219,31 @@ def test_a_batch_asks_once_and_shares_its_gateway(fake: FakeLLM, tmp_path: Path)
     assert result.stderr.count(said) == 2  # once per prompt, under its name
 
 
-def test_the_independent_mock_server_lists_several(tmp_path: Path) -> None:
+def test_the_independent_mock_server_lists_several_and_the_default_is_among_them(
+    tmp_path: Path,
+) -> None:
+    """mockllm serves 5 models, gpt-4o-mini among them: promptgen's default OpenAI model
+    is the one the unnamed roles use (said), as it would be against OpenAI itself."""
     with mockllm() as url:
         args = [SAMPLE, "--effort", "min", "--api-base", url, "--out", str(tmp_path / "o")]
         result = promptgen(tmp_path, *args)
         with urllib.request.urlopen(url.removesuffix("/v1") + "/stats") as answer:
             stats = json.load(answer)
-    assert result.returncode == 2
-    assert result.stderr == (
-        f"promptgen: error: {url} serves 5 models: gpt-4o, gpt-4o-mini, mock-large, "
-        f"mock-model, mock-small (name the one to use with {MAIN_FIRST}{ROLES}, or "
-        "PROMPTGEN_MODEL for every role)\n"
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"promptgen: using gpt-4o-mini, promptgen's default model, for {ROLES} "
+        f"({url} serves 5 models; name another with those)"
     )
-    assert stats["requests_total"] == 0
+    assert stats["requests_total"] > 0
+    ctx = load_context(tmp_path / "o" / "context.json")
+    assert ctx.options.models.rules_model == ctx.options.models.eval_model == "openai/gpt-4o-mini"
+
+
+def test_which_of_several_served_the_roles_use() -> None:
+    from promptgen.roles import UNDER_TEST, chosen_among
+
+    ids = ("gpt-4o", "gpt-4o-mini", "mock-small")
+    assert chosen_among(ids, ("openai/mock-small",), "gpt-4o") == ("mock-small", UNDER_TEST)
+    assert chosen_among(ids, (), "gpt-4o") == ("gpt-4o", "the model the prompt names")
+    assert chosen_among(ids, (), None) == ("gpt-4o-mini", "promptgen's default model")
+    assert chosen_among(("a", "b"), (), "c") is None  # nothing points at one: exit 2
