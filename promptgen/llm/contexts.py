@@ -2,12 +2,12 @@
 
 Calls run on as many contexts at once as there are physical cores, over all embedded
 models together (`Contexts.slots`). A model gets a second context (the same weights,
-its own KV cache and kept states) only when two of its calls run at once; a call takes
-the context freed last, so calls one after another stay on the context whose kept
-states they share. A call computing alone uses every core; calls computing at once split
-them (`Cores`), which the engine re-reads before every batch it decodes: a call that
-started alone gives up a core at its next token when another starts, and takes it back
-when that one ends.
+its own KV cache; the kept prefix states are the model's, shared) only when two of its
+calls run at once; a call takes the context freed last, so calls one after another
+stay on the context already holding their prefix. A call computing alone uses every
+core; calls computing at once split them (`Cores`), which the engine re-reads before
+every batch it decodes: a call that started alone gives up a core at its next token
+when another starts, and takes it back when that one ends.
 
 On 2 cores the 1.5B model writes 1.4 times as fast with 2 threads as with 1 and reads
 1.8 times as fast, so two calls at 1 thread each get through more than one at 2

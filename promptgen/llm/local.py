@@ -182,7 +182,7 @@ class LocalBackend:
     """The embedded model: one llama.cpp instance, calls serialized, grammar-constrained."""
 
     policy: ClassVar[BackendPolicy] = BackendPolicy(
-        concurrency=physical_cores(),  # per model; all models share the cores (`_engine`)
+        concurrency=physical_cores(),  # per model; all models share the cores (`_contexts`)
         cancellable=False,  # a call runs in a worker thread to its end
         structured_mode="grammar",
         uses_api_base=False,
