@@ -17,6 +17,10 @@ Otherwise the slot is asked again at a higher temperature with another seed, the
 for a list of candidates, of which the first that passes is kept; a slot still empty
 gets a recorded reason.
 
+The next slot's first call is asked while a slot is read and checked (`AHEAD`): its
+request depends on nothing the slot before keeps, and what it writes is checked only
+after that slot is kept, so the suite is the one a walk one call at a time makes.
+
 Tests are written for the first scenario and copied to the others: a copy keeps the
 written inputs, leaves the other scenario's fixed inputs to the run, fills an input that
 scenario leaves open from the prompt's default or sample, and has no expected output.
@@ -24,6 +28,7 @@ scenario leaves open from the prompt's default or sample, and has no expected ou
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from promptgen.context import Context
+from promptgen.llm.types import Completion
 from promptgen.model import Scenario
 from promptgen.prompting import generated_inputs, stage_messages
 from promptgen.prompting.cases import complete_inputs, inputs_model
@@ -78,6 +84,10 @@ CANDIDATES = 4
 EMPTY_STREAK = 2
 GIVE_UP = 5
 _FORM_KINDS = frozenset({"wrong_kind", "looping"})
+# Slots whose first call is asked ahead while the current one is read, checked and asked
+# again. On 2 cores two calls at a core each write 1.4 times as fast as one call on both
+# (docs/performance.md), and the checks of one slot leave the model idle otherwise.
+AHEAD = 1
 # A list of candidates only for short inputs: four diffs in one answer took minutes.
 LIST_AT_MOST = 600
 LIST_VARIANT = 1000
@@ -137,37 +147,87 @@ async def walk(scope: Scope, plan: Walk) -> None:
     names = generated_inputs(ctx.prompt, set(first.parameters) if first else set())
     empty = 0  # slots in a row without an input of the declared kind (a re-run walks
     # them in the same order)
-    for index, slot in enumerate(plan.slots):
-        if _done(ctx, slot, name):
-            empty = 0
-            continue
-        if left_empty_before(ctx, slot, first):  # an edit kept its rule: not asked again
-            continue
-        if empty >= GIVE_UP:
-            scope.count("slots_not_asked")
-            scope.note(
-                note_key(slot, first),
-                f"not asked: the writer wrote no input of the declared kind for the {GIVE_UP} "
-                "slots before it",
+    ahead: dict[int, asyncio.Task[Completion[Any]]] = {}
+    try:
+        for index, slot in enumerate(plan.slots):
+            if _done(ctx, slot, name):
+                empty = 0
+                continue
+            if left_empty_before(ctx, slot, first):  # an edit kept its rule: not asked
+                continue
+            if empty >= GIVE_UP:
+                scope.count("slots_not_asked")
+                scope.note(
+                    note_key(slot, first),
+                    "not asked: the writer wrote no input of the declared kind for the "
+                    f"{GIVE_UP} slots before it",
+                )
+                continue
+            if empty < GIVE_UP - 1:  # the slots after are asked whatever this one gets
+                _ask_ahead(scope, plan, index, first, names, ahead)
+            hopeless = empty >= EMPTY_STREAK
+            test, why = await _write(
+                scope, slot, index, first, names, hopeless, ahead.pop(index, None)
             )
-            continue
-        hopeless = empty >= EMPTY_STREAK
-        test, why = await _write(scope, slot, index, first, names, hopeless)
-        if scope.failed:
-            return  # undone; a re-run asks again (answered from the cache)
-        if test is None:
-            if _form_failure(why):
-                empty += 1
-            scope.note(note_key(slot, first), why)
-            continue
-        empty = 0
-        scope.note(note_key(slot, first), None)
-        keep(scope, [test])
-        for scenario in others:
-            keep(scope, [_copy(ctx, test, scenario)])
-        scope.checkpoint()
+            if scope.failed:
+                return  # undone; a re-run asks again (answered from the cache)
+            if test is None:
+                if _form_failure(why):
+                    empty += 1
+                scope.note(note_key(slot, first), why)
+                continue
+            empty = 0
+            scope.note(note_key(slot, first), None)
+            keep(scope, [test])
+            for scenario in others:
+                keep(scope, [_copy(ctx, test, scenario)])
+            scope.checkpoint()
+    finally:
+        await _settle(ahead)
     scope.set_count("behaviours_with_tests", len(behaviour_counts(ctx)))
     count_empty(scope)
+
+
+def _ask_ahead(
+    scope: Scope,
+    plan: Walk,
+    index: int,
+    scenario: Scenario | None,
+    names: list[str],
+    ahead: dict[int, asyncio.Task[Completion[Any]]],
+) -> None:
+    """Start the first call of the AHEAD slots after `index` that will be asked and
+    need a writer, unless started already."""
+    ctx = scope.ctx
+    where = scenario.name if scenario else None
+    for later in range(index + 1, min(index + 1 + AHEAD, len(plan.slots))):
+        slot = plan.slots[later]
+        if later in ahead or _done(ctx, slot, where) or left_empty_before(ctx, slot, scenario):
+            continue
+        _, given, left = _split(ctx, slot, later, names)
+        if left:
+            ahead[later] = asyncio.create_task(
+                _request(scope, slot, left, given, 1, later * len(TEMPERATURES), TEMPERATURES[0])
+            )
+
+
+async def _settle(ahead: dict[int, asyncio.Task[Completion[Any]]]) -> None:
+    """Wait for calls asked ahead that no slot read (the walk failed or stopped): their
+    answers are in the response cache for the re-run."""
+    if ahead:
+        await asyncio.gather(*ahead.values(), return_exceptions=True)
+
+
+def _split(
+    ctx: Context, slot: Slot, index: int, names: list[str]
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The slot's inputs: fixed by its case, given (an author's article), left to write."""
+    behaviour = slot.behaviour
+    fixed = dict(behaviour.inputs) if behaviour else {}
+    left = [n for n in names if n not in fixed]
+    given = given_inputs(ctx.prompt, left, index)
+    fixed.update(given)
+    return fixed, given, [n for n in left if n not in given]
 
 
 def _form_failure(why: str) -> bool:
@@ -183,16 +243,14 @@ async def _write(
     scenario: Scenario | None,
     names: list[str],
     hopeless: bool = False,
+    asked: asyncio.Task[Completion[Any]] | None = None,
 ) -> tuple[Test | None, str]:
-    """A test for the slot, or (None, why not); one try only when `hopeless`."""
+    """A test for the slot, or (None, why not); one try only when `hopeless`. `asked`
+    is the slot's first call, asked ahead."""
     ctx = scope.ctx
     behaviour = slot.behaviour
     where = scenario.name if scenario else None
-    fixed = dict(behaviour.inputs) if behaviour else {}
-    left = [n for n in names if n not in fixed]
-    given = given_inputs(ctx.prompt, left, index)
-    fixed.update(given)
-    left = [n for n in left if n not in given]
+    fixed, given, left = _split(ctx, slot, index, names)
     if not left:  # the case fixes every input: nothing to write
         inputs, _ = complete_inputs(ctx.prompt, fixed, names, repair=False)
         if inputs is None:
@@ -202,7 +260,10 @@ async def _write(
     tries, size = 0, 0
     for attempt, temperature in enumerate(TEMPERATURES[:1] if hopeless else TEMPERATURES):
         variant = index * len(TEMPERATURES) + attempt
-        found = await _ask(scope, slot, left, given, 1, variant, temperature)
+        if attempt == 0 and asked is not None:
+            found = _read(scope, await asked)
+        else:
+            found = await _ask(scope, slot, left, given, 1, variant, temperature)
         tries += 1
         if found is None:
             return None, ""
@@ -245,9 +306,22 @@ async def _ask(
 ) -> list[dict[str, Any]] | None:
     """`count` sets of written values for `left`, beside the `given` ones; None when the
     call failed."""
+    return _read(scope, await _request(scope, slot, left, given, count, variant, temperature))
+
+
+async def _request(
+    scope: Scope,
+    slot: Slot,
+    left: list[str],
+    given: dict[str, Any],
+    count: int,
+    variant: int,
+    temperature: float,
+) -> Completion[Any]:
+    """The writer's call for `count` sets of values for `left` (nothing is recorded of
+    its answer here: a call asked ahead is read when its slot's turn comes)."""
     ctx, gen = scope.ctx, scope.cfg.gen
     example = example_of(ctx.prompt, left)
-    shown = shown_given(given)
     messages = stage_messages(
         "test_input",
         inputs=described_inputs(ctx.prompt, left, ctx.intent),
@@ -255,16 +329,21 @@ async def _ask(
         case=case_of(slot.rule, slot.behaviour),
         context=context_of(slot.behaviour),
         example=example,
-        given=shown,
+        given=shown_given(given),
         guidance=guidance_of(ctx.prompt, guidance(ctx, scope.cfg)),
         count=count,
     )
     budget = min(MAX_TOKENS, MIN_TOKENS + len(example) // 2) * count  # written, not shown
-    result = await scope.complete(
+    return await scope.complete(
         messages, model="rules", output=inputs_model(ctx.prompt, left, count),
         temperature=temperature if gen.temperature is None or variant else gen.temperature,
         max_tokens=budget, variant=variant,
     )  # fmt: skip
+
+
+def _read(scope: Scope, result: Completion[Any]) -> list[dict[str, Any]] | None:
+    """The sets of values a writer's answer holds; [] for an unusable answer, None when
+    the call failed (the walk stops; a re-run asks again)."""
     if not result.ok:
         if result.text is not None:  # an answer, cut off or not of the schema: next way
             scope.count("answers_unusable")

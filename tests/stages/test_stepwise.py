@@ -5,12 +5,16 @@ recorded reason. `--stepwise auto` turns it on where the rules model is the embe
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from promptgen.context import Context
 from promptgen.llm import LLM, load_settings
 from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario, TestSample
+from promptgen.prompting.writing import case_of
 from promptgen.report.outputs import rules_markdown
 from promptgen.results import Behaviour, Test
 from promptgen.stages import _walk, tests
@@ -188,6 +192,21 @@ def written(fake: FakeLLM) -> list[dict[str, Any]]:
     ]
 
 
+def sizes_by_case(fake: FakeLLM, cases: list[str]) -> list[list[int]]:
+    """For each case, the number of inputs the writer was asked for, call by call (a
+    slot's first call can be asked while the slot before is read: the order over slots
+    is not the order of the requests)."""
+    sizes: list[list[int]] = [[] for _ in cases]
+    for body in fake.requests:
+        schema = body["response_format"]["json_schema"]
+        if schema["name"] != "TestInputs":
+            continue
+        text = "\n".join(str(m["content"]) for m in body["messages"])
+        (which,) = [i for i, case in enumerate(cases) if case in text]
+        sizes[which].append(len(schema["schema"]["properties"]))
+    return sizes
+
+
 def test_every_slot_gets_a_test_written_once_and_copied_to_the_other_scenarios(
     fake: FakeLLM, llm: LLM
 ) -> None:
@@ -288,12 +307,17 @@ def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: 
 
 
 class Tempered(PipelineResponder):
-    """A responder that knows the temperature it is asked at."""
+    """A responder that knows the temperature it is asked at (each of the server's
+    threads the temperature of its own request)."""
 
-    temperature: float | None = None
+    _asked = threading.local()
+
+    @property
+    def temperature(self) -> float | None:
+        return getattr(self._asked, "temperature", None)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        self.temperature = body.get("temperature")
+        self._asked.temperature = body.get("temperature")
         return super().__call__(body)
 
 
@@ -315,7 +339,8 @@ class Repeating(Tempered):
                 elif self.looping and self.looping in text:
                     case["inputs"]["review"] = "The lid broke again. " * 4
                 elif retry and self.stubborn not in text:
-                    case["inputs"]["review"] = f"a fresh review: {distinct_words(n, number)}"
+                    fresh = distinct_words(text, self.temperature, number)
+                    case["inputs"]["review"] = f"a fresh review: {fresh}"
                 else:
                     case["inputs"]["review"] = "the same review every time"
         return answer
@@ -342,11 +367,11 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
     assert "{{review}}" not in reviews
     seeds = [b.get("seed") for b in fake.requests]
     assert len(set(seeds)) == len(seeds)  # each slot and try with a seed of its own
-    sizes = [len(schema["properties"]) for schema in written(fake)]
+    cases = [stubborn.text, templated.text, *(case_of(r, None) for r in ctx.inverse_rules)]
     # the stubborn case: 3 tries, then a list of candidates (its inputs repeat others);
     # the templated one: 3 tries, no list (a list of copies is copies too); each inverse:
     # a repeat, then a new one
-    assert sizes == [1, 1, 1, _walk.CANDIDATES] + [1, 1, 1] + [1, 1] * 2
+    assert sizes_by_case(fake, cases) == [[1, 1, 1, _walk.CANDIDATES], [1, 1, 1], [1, 1], [1, 1]]
     notes = ctx.stage("tests").notes
     assert notes == {
         stubborn.id: "no valid test after 4 tries; the last: a near-duplicate of another "
@@ -358,6 +383,31 @@ def test_a_repeated_or_invalid_input_is_asked_again_then_recorded(fake: FakeLLM,
     assert (
         "| the review is very stubborn | boundary |  | **0**: no valid test after 4 tries" in rows
     )
+
+
+def test_the_next_slot_is_asked_ahead_and_checked_after_the_slot_before_is_kept(
+    fake: FakeLLM, llm: LLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every slot's first answer is the review the first slot kept: asked ahead, it is
+    still refused as a near-duplicate, and the suite is the one of a walk one call at a
+    time, with two of the writer's calls in flight instead of one."""
+    fake.latency = 0.05
+    suites, peaks = [], []
+    for ahead in (0, 1):
+        monkeypatch.setattr(_walk, "AHEAD", ahead)
+        fake.reset()
+        fake.responder = Repeating(stubborn="no such case")
+        ctx = context(rules=2)
+        stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+        generated = [t for t in ctx.tests if t.origin == "generated"]
+        suites.append([(t.rule_id, t.inputs["review"]) for t in generated])
+        peaks.append(fake.max_in_flight)
+        assert ctx.stage("tests").counts["dropped_near_duplicate"] == 3
+    assert suites[0] == suites[1]
+    reviews = [review for _, review in suites[1]]
+    assert len(reviews) == 4 and reviews[0] == "the same review every time"
+    assert all(r.startswith("a fresh review: ") for r in reviews[1:])
+    assert peaks == [1, 2]
 
 
 def test_after_two_slots_without_an_input_of_its_kind_a_slot_gets_one_try_then_none(
