@@ -42,6 +42,17 @@ class Cores:
             with self._lock:
                 self.active -= 1
 
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A computing call that waits (for another's read): not counted meanwhile."""
+        with self._lock:
+            self.active -= 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.active += 1
+
     def share(self) -> int:
         """Threads for one computing call: the cores split between the calls computing."""
         return max(1, self.total // max(1, self.active))

@@ -4,11 +4,15 @@ that calls of one stage share.
 `Engine` is llama-cpp-python's `Llama` with two parts replaced (the package is pinned in
 `pyproject.toml`; `tests/llm/test_llama_engine.py` holds each part to what it promises):
 
-- **Prefix states** (`PrefixStates`): after every call the context's KV cells are kept,
-  keyed by their tokens, up to a byte budget; a call starts from the kept state that
-  shares the longest prefix with its prompt. llama-cpp-python alone reuses only the
-  previous call's prefix, so two judges taking turns (the compliance judge and a sample's
-  own) read their whole prompts every time.
+- **Prefix states** (`PrefixStates`): after every call's prompt is read, and after the
+  call, the context's KV cells are kept, keyed by their tokens, up to a byte budget; a
+  call starts from the kept state that shares the longest prefix with its prompt.
+  llama-cpp-python alone reuses only the previous call's prefix, so two judges taking
+  turns (the compliance judge and a sample's own) read their whole prompts every time.
+  A call whose prompt shares at least `WAIT_GAIN` more tokens with a prompt another
+  context is reading now than with any kept state waits for that read (its core given
+  to the reader) and starts from its state: two calls of one stage started at once
+  read their shared instructions once, not twice at half the speed each.
 - **Grammar last** (`GrammarLast`): the answer's JSON grammar is applied to the one token
   the sampler chose, and to the whole vocabulary only when that token breaks it (as
   llama.cpp's own sampler does). Applied first, it walks all 151,936 tokens of a Qwen
@@ -26,7 +30,10 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -40,6 +47,14 @@ from promptgen.llm.contexts import Cores
 # Kept KV states per model (all its contexts together), in bytes (a 1.5B model's
 # 1,000-token state is about 28 MB).
 STATES_BYTES = 384 << 20
+# A call waits for a prompt being read that shares this many more tokens with its own
+# than the best kept state (reading them at a core alone takes about 2.5 s for the
+# 1.5B model on this project's 2-core machine) ...
+WAIT_GAIN = 64
+# ... for at most this long (a read that never ends is not waited for).
+WAIT_AT_MOST = 300.0
+# A prompt is read this many tokens at a time, its threads set before each part.
+READ_PART = 128
 
 
 @dataclass
@@ -56,12 +71,15 @@ class PrefixStates:
     """Kept KV states of one model, least recently used dropped first past the budget.
     Looked up by the prompt's tokens: the state that shares the longest prefix. Shared
     by the model's contexts (a state is the same model's cells, whichever context made
-    it), so a call on a second context starts from what the first one read."""
+    it), so a call on a second context starts from what the first one read. Knows the
+    prompts being read now (`lookup` to `read`), so a call can wait for one."""
 
     def __init__(self, capacity: int = STATES_BYTES) -> None:
         self.capacity = capacity
         self.states: OrderedDict[tuple[int, ...], Saved] = OrderedDict()
+        self.reading: dict[int, npt.NDArray[np.intc]] = {}  # reader -> its prompt
         self._lock = threading.Lock()  # contexts compute in threads of their own
+        self._read = threading.Condition(self._lock)
 
     def __bool__(self) -> bool:  # llama-cpp-python asks `if self.cache:`
         return True
@@ -70,25 +88,78 @@ class PrefixStates:
     def size(self) -> int:
         return sum(s.size for s in self.states.values())
 
+    def _best(self, tokens: Any) -> tuple[tuple[int, ...] | None, int]:
+        best, shared = None, 0
+        for key, saved in self.states.items():
+            n = common_prefix(saved.input_ids, tokens)
+            if n > shared:
+                best, shared = key, n
+        return best, shared
+
     def __getitem__(self, tokens: Any) -> Saved:
         with self._lock:
-            best, shared = None, 0
-            for key, saved in self.states.items():
-                n = common_prefix(saved.input_ids, tokens)
-                if n > shared:
-                    best, shared = key, n
+            best, _ = self._best(tokens)
             if best is None:
                 raise KeyError("no kept state shares a prefix")
             self.states.move_to_end(best)
             return self.states[best]
 
+    def lookup(
+        self, tokens: Any, reader: int, idle: Callable[[], AbstractContextManager[Any]]
+    ) -> Saved:
+        """The kept state for `tokens`, after waiting (inside `idle`) for a prompt being
+        read that shares WAIT_GAIN more tokens with them; `reader` is then reading."""
+        prompt = np.asarray(tokens, dtype=np.intc)
+        deadline = time.monotonic() + WAIT_AT_MOST
+        with self._read:
+            while True:
+                best, kept = self._best(prompt)
+                ahead = max((common_prefix(r, prompt) for r in self.reading.values()), default=0)
+                left = deadline - time.monotonic()
+                if ahead < kept + WAIT_GAIN or left <= 0:
+                    break
+                with idle():
+                    self._read.wait(left)
+            self.reading[reader] = prompt
+            if best is None:
+                raise KeyError("no kept state shares a prefix")
+            self.states.move_to_end(best)
+            return self.states[best]
+
+    def read(self, reader: int) -> None:
+        """`reader` has read its prompt (or given up): calls waiting for it go on."""
+        with self._read:
+            if self.reading.pop(reader, None) is not None:
+                self._read.notify_all()
+
     def __setitem__(self, tokens: Any, saved: Saved) -> None:
         key = tuple(int(t) for t in saved.input_ids)
         with self._lock:
             self.states.pop(key, None)
+            # a state whose tokens begin the new one's serves no lookup the new one
+            # does not serve as well (a prompt's state, once its answer is kept too)
+            for old in [k for k in self.states if len(k) < len(key) and key[: len(k)] == k]:
+                del self.states[old]
             self.states[key] = saved
             while self.size > self.capacity and len(self.states) > 1:
                 self.states.popitem(last=False)
+
+
+class _Lookup:
+    """What llama-cpp-python reads as its cache: the model's kept states, looked up on
+    behalf of one context (which may wait, idle, for another's read)."""
+
+    def __init__(self, states: PrefixStates, engine: Engine) -> None:
+        self.states, self.engine = states, engine
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __getitem__(self, tokens: Any) -> Saved:
+        return self.states.lookup(tokens, id(self.engine), self.engine.idle)
+
+    def __setitem__(self, tokens: Any, saved: Saved) -> None:
+        self.states[tokens] = saved
 
 
 def common_prefix(a: Any, b: Any) -> int:
@@ -99,6 +170,11 @@ def common_prefix(a: Any, b: Any) -> int:
     left, right = np.asarray(a[:n]), np.asarray(b[:n])
     differ = np.flatnonzero(left != right)
     return int(differ[0]) if len(differ) else n
+
+
+class _nothing(AbstractContextManager[None]):
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
@@ -179,8 +255,8 @@ class Engine(llama_cpp.Llama):
         super().__init__(**kwargs)
         self.cores = cores
         self.threads = int(kwargs.get("n_threads") or 1)
-        kept = states if isinstance(states, PrefixStates) else PrefixStates(states)
-        self.cache = cast(Any, kept)  # duck-typed: llama-cpp-python indexes it
+        self.states = states if isinstance(states, PrefixStates) else PrefixStates(states)
+        self.cache = cast(Any, _Lookup(self.states, self))  # llama-cpp-python indexes it
         self.prompt_read = 0  # prompt tokens the last call had to read
         self._reading = False
 
@@ -189,14 +265,37 @@ class Engine(llama_cpp.Llama):
         self.prompt_read = 0
         self._reading = True
 
+    def end(self) -> None:
+        """Mark a call's end (whether or not its prompt was read)."""
+        self._reading = False
+        self.states.read(id(self))
+
+    def idle(self) -> AbstractContextManager[Any]:
+        """This context not computing (waiting for another's read): its core lent."""
+        return self.cores.waiting() if self.cores is not None else _nothing()
+
     def eval(self, tokens: Any) -> None:
-        if self._reading:
-            self.prompt_read, self._reading = len(tokens), False
+        if not self._reading:
+            self._share()
+            super().eval(tokens)
+            return
+        self.prompt_read, self._reading = len(tokens), False
+        try:
+            # read in parts, the threads re-read before each: a call that waits for
+            # this read lends its core to it
+            for start in range(0, len(tokens), READ_PART):
+                self._share()
+                super().eval(tokens[start : start + READ_PART])
+            if len(tokens) >= WAIT_GAIN:  # the prompt is kept before the answer is written
+                self.states[None] = self.save_state()
+        finally:
+            self.states.read(id(self))
+
+    def _share(self) -> None:
         share = self.cores.share() if self.cores is not None else self.threads
         if share != self.threads:
             lib.llama_set_n_threads(self._ctx.ctx, share, share)
             self.threads = share
-        super().eval(tokens)
 
     def _init_sampler(self, **kwargs: Any) -> Any:  # type: ignore[override]
         grammar = kwargs.pop("grammar", None)

@@ -257,6 +257,8 @@ class LocalBackend:
                 result = llama.create_chat_completion(**kwargs)
             except ValueError as err:  # e.g. prompt longer than the context window
                 raise CallError(f"local model: {err}", retryable=False) from err
+            finally:
+                llama.end()
             read = llama.prompt_read
         usage = result.get("usage") or {}
         choice = result["choices"][0]

@@ -5,7 +5,11 @@ The pure parts run everywhere; the real-model part is marked `local` (the 0.5B m
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +66,47 @@ def test_prefix_states_find_the_longest_shared_prefix_and_drop_the_oldest() -> N
         states[[5, 6]]
     states[[0]] = saved([7, 7], 40)  # past 100 bytes: the least recently used goes
     assert [list(s.input_ids) for s in states.states.values()] == [[1, 2, 9, 9, 9], [7, 7]]
+
+
+def test_a_call_waits_for_a_prompt_being_read_that_shares_more_than_any_kept_state() -> None:
+    """Two calls of one stage at once: the second waits (its core lent) for the first's
+    read of their shared instructions and starts from its state; a call that shares
+    little with the prompt being read does not wait."""
+    pytest.importorskip("llama_cpp", reason="the engine needs llama-cpp-python")
+    from promptgen.llm import llama_engine
+    from promptgen.llm.llama_engine import PrefixStates, Saved
+
+    shared = list(range(100, 100 + llama_engine.WAIT_GAIN + 10))
+    first, second, other = [*shared, 1, 2], [*shared, 3, 4], [7] * 80
+    states = PrefixStates()
+    states[None] = Saved(np.array([100, 5], dtype=np.intc), 2, None, 1)  # shares 1 token
+    idle: list[str] = []
+
+    @contextlib.contextmanager
+    def lent(name: str) -> Iterator[None]:
+        idle.append(name)
+        yield
+
+    assert list(states.lookup(first, 1, lambda: lent("first")).input_ids) == [100, 5]
+    found: list[list[int]] = []
+    waiting = threading.Thread(
+        target=lambda: found.append(
+            list(states.lookup(second, 2, lambda: lent("second")).input_ids)
+        )
+    )
+    waiting.start()
+    with pytest.raises(KeyError):  # shares nothing with the read: no wait, nothing kept
+        states.lookup(other, 3, lambda: lent("other"))
+    time.sleep(0.2)
+    assert found == [] and idle == ["second"]  # the second waits, idle
+    states[None] = Saved(np.array(first, dtype=np.intc), len(first), None, 1)  # read: kept
+    states.read(1)
+    waiting.join(timeout=5)
+    assert found == [first]  # started from the first call's prompt
+    assert set(states.reading) == {2, 3}
+    # the first call's answer kept: its prompt's state begins it, so it goes
+    states[None] = Saved(np.array([*first, 9, 9], dtype=np.intc), len(first) + 2, None, 1)
+    assert [len(k) for k in states.states] == [2, len(first) + 2]
 
 
 @pytest.mark.local

@@ -108,7 +108,7 @@ def test_a_second_context_starts_from_the_state_the_first_kept() -> None:
 
     first, second = local._new_engine(SMALL), local._new_engine(SMALL)
     try:
-        assert first.cache is second.cache
+        assert first.states is second.states
 
         def ask(engine: Any, question: str) -> dict[str, Any]:
             engine.begin()
@@ -126,6 +126,32 @@ def test_a_second_context_starts_from_the_state_the_first_kept() -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_two_calls_at_once_read_their_shared_instructions_once(tmp_path: Path) -> None:
+    """Two calls of one stage started at once (on two contexts): the second waits for
+    the first's read of their shared system message and reads only its own question."""
+    settings = load_settings({"rules": f"local/{SMALL}", "cache": False}, env={}, cwd=tmp_path)
+    llm = LLM(settings)
+    system = "Read once for both. " + SHARED  # kept by no earlier test
+
+    def ask(user: str) -> Any:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return llm.complete(messages, max_tokens=8, temperature=0)
+
+    async def both() -> list[Any]:
+        return list(
+            await asyncio.gather(
+                ask("One word, the label of: the lid broke."), ask("One word, the label of: fine.")
+            )
+        )
+
+    answers = asyncio.run(both())
+    llm.close()
+    assert [r.error for r in answers] == [None, None]
+    read = sorted(r.usage.prompt_tokens - r.usage.cached_tokens for r in answers)
+    assert read[1] > 300  # the first read the system message ...
+    assert 0 < read[0] < 20  # ... the second only its question
 
 
 def test_grammar_keeps_control_characters_out() -> None:
