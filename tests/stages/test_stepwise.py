@@ -269,9 +269,11 @@ def test_the_question_is_written_about_an_authors_article(fake: FakeLLM, llm: LL
     # the articles in turn, and never a written one
     assert [t.inputs["article"] for t in generated] == ARTICLES
     assert all(t.inputs["question"] not in ("", None) for t in generated)
-    asked = texts(fake, "TestInputs")
+    # (a slot's first call may be asked while the slot before is read: either comes first)
+    asked = sorted(texts(fake, "TestInputs"), key=lambda t: "Refunds" in t)
     assert "The test's other inputs, already chosen:\narticle:\nExporting notes" in asked[0]
-    assert "- question (string)" in asked[0] and "- article (string)" not in asked[0]
+    assert "The test's other inputs, already chosen:\narticle:\nRefunds" in asked[-1]
+    assert all("- question (string)" in t and "- article (string)" not in t for t in asked)
     for schema in written(fake):
         assert list(schema["$defs"]["Inputs"]["properties"]) == ["question"]
 
@@ -297,8 +299,9 @@ def test_the_writer_is_shown_the_case_never_template_syntax(fake: FakeLLM, llm: 
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     asked = texts(fake, "TestInputs")
     assert all("{{" not in t and "{%" not in t for t in asked)
-    assert "Write a review in which the customer is mostly unhappy." in asked[0]
-    assert "- review (string)" in asked[0]
+    (unhappy_asked,) = [t for t in asked if "mostly unhappy" in t]
+    assert "Write a review in which the customer is mostly unhappy." in unhappy_asked
+    assert "- review (string)" in unhappy_asked
     test = next(t for t in ctx.tests if t.behaviours == [unhappy.id])
     # a class alone cannot be checked (nothing to tell it from), so the test carries
     # neither the class nor the output the prompt dictates for it: right or absent
