@@ -273,6 +273,7 @@ _NEGATIVE = re.compile(
     r"leav\w* out)\b(?!\s+(?:longer|only)\b)\s*(?P<next>\w*)|\bother than\b\s*(?P<after>\w*)",
     re.I,
 )
+_COMPARISONS = frozenset({"more than", "fewer than", "less than", "or more", "or fewer"})
 _CONTRAST = re.compile(
     r"\b(other than|instead of|outside|more than|fewer than|less than|or more|or fewer|"
     r"or longer|or shorter|capital|several|extra|wrong|another|different|"
@@ -344,6 +345,12 @@ def contradicts(inverse: str, rule: str) -> bool:
     shared = set(_negations(inverse)) & set(_negations(rule))
     if _polarity(inverse, shared) != _polarity(rule, shared):
         return True
-    if _numbers(inverse) - {"1"} and _numbers(inverse) != _numbers(rule):
-        return True
-    return bool(_CONTRAST.search(inverse)) and not _CONTRAST.search(rule)
+    said, numbers = _numbers(rule), _numbers(inverse) - {"1"}
+    if said and numbers and _numbers(inverse) != said:
+        return True  # another bound: "more than 3" for "at most two"
+    contrast = _CONTRAST.search(inverse)
+    if contrast and contrast.group(1).lower() in _COMPARISONS and numbers and not said:
+        # a bound the rule does not have is invented, not turned around: "a short
+        # summary, typically less than 100 words" for "a concise summary"
+        return False
+    return bool(contrast) and not _CONTRAST.search(rule)

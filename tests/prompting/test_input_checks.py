@@ -202,10 +202,30 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
     assert describes_itself("A long title. It is also a test to ensure titles can be long.")
     assert describes_itself("This title exceeds the 150 character limit on purpose.")
     assert describes_itself("Long title that goes beyond 150 characters")
+    # the case said instead of written (the 1.5B, for "states facts without a feeling")
+    assert describes_itself(
+        "Here is another review where the author only mentions the size and number of "
+        "things without any opinion. "
+    )
+    assert describes_itself("A short review in which the customer praises the lid.")
+    # a note to the assistant (the 1.5B, for the summarize sample)
+    for note in [
+        "This is a simple sentence.",
+        "Here is a long piece of text that I want to summarize for a general audience.",
+        "The text to be summarized.",
+        "The user needs help with the new software. I need to summarize this text.",
+    ]:
+        assert describes_itself(note), note
     for real in [
         "This is a review of my blender: it broke.",
         "The article I read covers it.",
         "This is a great kettle and I took it on a test drive.",
+        "Here is my honest review: the kettle boils fast and the lid stays shut.",
+        "Here is a review of my blender: it broke.",
+        "I left a review where the shop could see it, and nobody answered.",
+        "Can I find a message where the user asked for a refund?",
+        "This is a simple kettle and it works.",
+        "We want to summarize the quarter in one page: sales rose 4 percent.",
     ]:
         assert not describes_itself(real), real
     inputs = {"review": "The lid cracked the first time I washed it."}

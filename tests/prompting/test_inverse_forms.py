@@ -84,6 +84,14 @@ def test_an_inverse_must_contradict_its_rule() -> None:
         "The output is written in a language other than French.", "The output is written in French."
     )
     assert contradicts("The output has 4 or more sentences.", "The output has at most 3 sentences.")
+    # a number the rule does not have is invented, not a bound turned around (the 1.5B,
+    # for the summarize sample)
+    concise = "The output should be a concise summary of the input text for a general reader."
+    assert not contradicts(
+        "The output is a short summary of the input text for a general reader, which is "
+        "typically less than 100 words.",
+        concise,
+    )
     delivery = (
         "The output should reflect the feelings expressed in the review without mentioning the "
         "delivery company unless the review focuses solely on the product or service."
