@@ -197,7 +197,7 @@ def faithful(rule: str, source: str) -> bool:
         return False
     if not forbidden_acts(source) <= {w[:STEM] for w in _words(rule)}:
         return False
-    if not _forbids_only_what(rule, source):
+    if not _forbids_only_what(rule, source) or _says_more(rule, source):
         return False
     shared = len(said & meant)
     return shared / len(said) >= FROM_SOURCE and shared / len(meant) >= KEPT
@@ -217,6 +217,21 @@ def _forbids_only_what(rule: str, source: str) -> bool:
     return True
 
 
+def _says_more(rule: str, source: str) -> bool:
+    """A rewrite that has the output say something its instruction never asks it to
+    ("it is confidential and you never share it" became "The output should clearly
+    state that the discount code is confidential")."""
+    verbs = {m.group(1)[:STEM].lower() for m in _SAYING.finditer(rule)}
+    return bool(verbs - {w[:STEM] for w in _words(source)})
+
+
+# An obligation to say something: "should clearly state that", "must mention".
+_SAYING = re.compile(
+    r"\b(?:should|must|will|needs? to|has to)\s+(?:\w+ly\s+)?(?:also\s+)?"
+    r"(state|mention|say|explain|tell|inform|remind|note|indicate|acknowledge|declare|"
+    r"warn|point out)\b",
+    re.IGNORECASE,
+)
 # A prohibition's verb: "never guess", "do not repeat", "must not invent".
 _PROHIBITION = re.compile(
     r"\b(?:never|(?:do|does|must|should|may|can|will)\s+not|don't|doesn't|mustn't|cannot)"
