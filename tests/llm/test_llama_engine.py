@@ -151,6 +151,45 @@ def test_grammar_last_answers_as_the_grammar_first_does() -> None:
     assert parsed["mood"] in ("calm", "tense") and 0 < len(parsed["step"]) <= 40
 
 
+@pytest.mark.local
+def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() -> None:
+    """Sampled (temperature 0.7 and 1.2, three seeds): the same answer, token for token, as
+    llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
+    in the same order, so the same draw."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from promptgen.llm.llama_engine import Engine, GrammarLast
+    from promptgen.llm.local import grammar_for
+    from promptgen.llm.weights import SPECS, assemble, part_files
+
+    if part_files(SPECS["qwen2.5-coder-0.5b"]) is None:
+        pytest.skip("the local model weights are not installed")
+    path = str(assemble(SPECS["qwen2.5-coder-0.5b"]))
+    schema = {
+        "type": "object",
+        "properties": {"1": {"type": "object", "properties": {"review": {"type": "string"}}}},
+        "required": ["1"],
+    }
+    messages = [
+        {"role": "system", "content": "You write test inputs for a prompt that labels reviews."},
+        {"role": "user", "content": "Write one review where the customer is mostly unhappy."},
+    ]
+    draws = [(t, seed) for t in (0.7, 1.2) for seed in (1, 2, 3)]
+    answers: dict[type, list[str]] = {}
+    for kind in (llama_cpp.Llama, Engine):
+        llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+        for temperature, seed in draws:
+            result = llama.create_chat_completion(
+                messages=messages, temperature=temperature, max_tokens=60, seed=seed,
+                grammar=grammar_for(schema),
+            )  # fmt: skip
+            answers.setdefault(kind, []).append(result["choices"][0]["message"]["content"])
+            if kind is Engine:
+                assert isinstance(llama._sampler, GrammarLast) and llama._sampler.top_k == 40
+        llama.close()
+    assert answers[Engine] == answers[llama_cpp.Llama]
+    assert len(set(answers[Engine])) == len(draws)  # six draws, six answers
+
+
 def test_calls_split_the_cores_and_a_model_gets_a_second_context_only_when_needed() -> None:
     import threading
 
