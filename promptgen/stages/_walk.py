@@ -263,7 +263,7 @@ async def _write(
         if attempt == 0 and asked is not None:
             found = _read(scope, await asked)
         else:
-            found = await _ask(scope, slot, left, given, 1, variant, temperature)
+            found = _read(scope, await _request(scope, slot, left, given, 1, variant, temperature))
         tries += 1
         if found is None:
             return None, ""
@@ -274,8 +274,11 @@ async def _write(
                 return test, ""
     if not hopeless and _listing_helps(why) and size <= LIST_AT_MOST:
         # A small model that repeats one short input (a haiku topic) lists different ones.
-        found = await _ask(
-            scope, slot, left, given, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1]
+        found = _read(
+            scope,
+            await _request(
+                scope, slot, left, given, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1]
+            ),
         )
         tries += 1
         for written in found or []:
@@ -295,20 +298,6 @@ def _listing_helps(why: str) -> bool:
     return "near-duplicate" in why or "opens like" in why or "the check read it" in why
 
 
-async def _ask(
-    scope: Scope,
-    slot: Slot,
-    left: list[str],
-    given: dict[str, Any],
-    count: int,
-    variant: int,
-    temperature: float,
-) -> list[dict[str, Any]] | None:
-    """`count` sets of written values for `left`, beside the `given` ones; None when the
-    call failed."""
-    return _read(scope, await _request(scope, slot, left, given, count, variant, temperature))
-
-
 async def _request(
     scope: Scope,
     slot: Slot,
@@ -318,8 +307,9 @@ async def _request(
     variant: int,
     temperature: float,
 ) -> Completion[Any]:
-    """The writer's call for `count` sets of values for `left` (nothing is recorded of
-    its answer here: a call asked ahead is read when its slot's turn comes)."""
+    """The writer's call for `count` sets of values for `left`, beside the `given` ones
+    (nothing is recorded of its answer here: a call asked ahead is read when its slot's
+    turn comes, by `_read`)."""
     ctx, gen = scope.ctx, scope.cfg.gen
     example = example_of(ctx.prompt, left)
     messages = stage_messages(

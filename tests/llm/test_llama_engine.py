@@ -109,18 +109,24 @@ def test_a_call_waits_for_a_prompt_being_read_that_shares_more_than_any_kept_sta
     assert [len(k) for k in states.states] == [2, len(first) + 2]
 
 
-@pytest.mark.local
-def test_grammar_last_answers_as_the_grammar_first_does() -> None:
-    """Greedy: the same answer, token for token, as llama.cpp with the grammar applied to
-    the whole vocabulary first; a token the grammar refuses is chosen again under it."""
+def _small_model() -> tuple[Any, str]:
+    """llama_cpp and the path of the 0.5B model's weights (skipped where either is missing)."""
     llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from promptgen.llm.llama_engine import Engine, GrammarLast
-    from promptgen.llm.local import grammar_for
     from promptgen.llm.weights import SPECS, assemble, part_files
 
     if part_files(SPECS["qwen2.5-coder-0.5b"]) is None:
         pytest.skip("the local model weights are not installed")
-    path = str(assemble(SPECS["qwen2.5-coder-0.5b"]))
+    return llama_cpp, str(assemble(SPECS["qwen2.5-coder-0.5b"]))
+
+
+@pytest.mark.local
+def test_grammar_last_answers_as_the_grammar_first_does() -> None:
+    """Greedy: the same answer, token for token, as llama.cpp with the grammar applied to
+    the whole vocabulary first; a token the grammar refuses is chosen again under it."""
+    llama_cpp, path = _small_model()
+    from promptgen.llm.llama_engine import Engine, GrammarLast
+    from promptgen.llm.local import grammar_for
+
     schema = {
         "type": "object",
         "properties": {
@@ -156,14 +162,10 @@ def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() ->
     """Sampled (temperature 0.7 and 1.2, three seeds): the same answer, token for token, as
     llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
     in the same order, so the same draw."""
-    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    llama_cpp, path = _small_model()
     from promptgen.llm.llama_engine import Engine, GrammarLast
     from promptgen.llm.local import grammar_for
-    from promptgen.llm.weights import SPECS, assemble, part_files
 
-    if part_files(SPECS["qwen2.5-coder-0.5b"]) is None:
-        pytest.skip("the local model weights are not installed")
-    path = str(assemble(SPECS["qwen2.5-coder-0.5b"]))
     schema = {
         "type": "object",
         "properties": {"1": {"type": "object", "properties": {"review": {"type": "string"}}}},
