@@ -13,9 +13,11 @@ that calls of one stage share.
   context is reading now than with any kept state waits for that read (its core given
   to the reader) and starts from its state: two calls of one stage started at once
   read their shared instructions once, not twice at half the speed each.
-- **Grammar last** (`GrammarLast`): the answer's JSON grammar is applied to the one token
-  the sampler chose, and to the whole vocabulary only when that token breaks it (as
-  llama.cpp's own sampler does). Applied first, it walks all 151,936 tokens of a Qwen
+- **Grammar on few tokens** (`GrammarLast`): greedy, the answer's JSON grammar is applied
+  to the one token the sampler chose, and to the whole vocabulary only when that token
+  breaks it; sampled, to the best tokens in order until `top_k` are allowed, the chain
+  then run on those. Either way the answer is the one llama.cpp gives with the grammar
+  applied first, token for token. Applied first, it walks all 151,936 tokens of a Qwen
   vocabulary at every step: 33 ms a token on 2 cores, close to the 1.5B model's forward
   pass.
 
