@@ -35,7 +35,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -176,11 +176,6 @@ def common_prefix(a: Any, b: Any) -> int:
     return int(differ[0]) if len(differ) else n
 
 
-class _nothing(AbstractContextManager[None]):
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 
 
@@ -318,7 +313,7 @@ class Engine(llama_cpp.Llama):
 
     def idle(self) -> AbstractContextManager[Any]:
         """This context not computing (waiting for another's read): its core lent."""
-        return self.cores.waiting() if self.cores is not None else _nothing()
+        return self.cores.waiting() if self.cores is not None else nullcontext()
 
     def eval(self, tokens: Any) -> None:
         if not self._reading:

@@ -179,7 +179,8 @@ TAKES = frozenset({*LLAMA_PARAMS, "response_format"})
 
 
 class LocalBackend:
-    """The embedded model: one llama.cpp instance, calls serialized, grammar-constrained."""
+    """The embedded models: llama.cpp contexts, a call per physical core at most over all
+    models (`llm/contexts.py`), answers constrained by their schema's grammar."""
 
     policy: ClassVar[BackendPolicy] = BackendPolicy(
         concurrency=physical_cores(),  # per model; all models share the cores (`_contexts`)

@@ -207,7 +207,7 @@ def _ask_ahead(
         _, given, left = _split(ctx, slot, later, names)
         if left:
             ahead[later] = asyncio.create_task(
-                _request(scope, slot, left, given, 1, later * len(TEMPERATURES), TEMPERATURES[0])
+                _request(scope, slot, left, given, 1, _variant(later, 0), TEMPERATURES[0])
             )
 
 
@@ -228,6 +228,12 @@ def _split(
     given = given_inputs(ctx.prompt, left, index)
     fixed.update(given)
     return fixed, given, [n for n in left if n not in given]
+
+
+def _variant(index: int, attempt: int) -> int:
+    """The variant (the seed's offset) of a slot's try: one of its own per slot and try,
+    the same whether the try is asked ahead or in turn."""
+    return index * len(TEMPERATURES) + attempt
 
 
 def _form_failure(why: str) -> bool:
@@ -259,7 +265,7 @@ async def _write(
     why = "no answer"
     tries, size = 0, 0
     for attempt, temperature in enumerate(TEMPERATURES[:1] if hopeless else TEMPERATURES):
-        variant = index * len(TEMPERATURES) + attempt
+        variant = _variant(index, attempt)
         if attempt == 0 and asked is not None:
             found = _read(scope, await asked)
         else:
