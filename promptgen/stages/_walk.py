@@ -13,9 +13,10 @@ What was written is kept only when it passes `prompting/input_checks.py` and doe
 describe itself ("This is a sample review."); a test written for an output class is kept
 only when a check call sorts it into that class, and carries the class as expected only
 then (where nothing can sort it: bare labels, a scale's ends, it carries none).
-Otherwise the slot is asked again at a higher temperature with another seed, then once
-for a list of candidates, of which the first that passes is kept; a slot still empty
-gets a recorded reason.
+Otherwise the slot is asked again at a higher temperature with another seed, told in a
+last sentence what to write instead of what was refused (`prompting/advice.py`), then
+once for a list of candidates, of which the first that passes is kept; a slot still
+empty gets a recorded reason.
 
 The next slot's first call is asked while a slot is read and checked (`AHEAD`): its
 request depends on nothing the slot before keeps, and what it writes is checked only
@@ -39,6 +40,7 @@ from promptgen.context import Context
 from promptgen.llm.types import Completion
 from promptgen.model import Scenario
 from promptgen.prompting import generated_inputs, stage_messages
+from promptgen.prompting.advice import advice
 from promptgen.prompting.cases import complete_inputs, inputs_model
 from promptgen.prompting.input_checks import COPIED_WORDS, copies, kind_of, problem
 from promptgen.prompting.per_item import answers
@@ -269,7 +271,10 @@ async def _write(
         if attempt == 0 and asked is not None:
             found = _read(scope, await asked)
         else:
-            found = _read(scope, await _request(scope, slot, left, given, 1, variant, temperature))
+            hint = advice(why, noun(left)) if attempt else ""
+            found = _read(
+                scope, await _request(scope, slot, left, given, 1, variant, temperature, hint)
+            )
         tries += 1
         if found is None:
             return None, ""
@@ -283,7 +288,14 @@ async def _write(
         found = _read(
             scope,
             await _request(
-                scope, slot, left, given, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1]
+                scope,
+                slot,
+                left,
+                given,
+                CANDIDATES,
+                LIST_VARIANT + index,
+                TEMPERATURES[1],
+                advice(why, noun(left)),
             ),
         )
         tries += 1
@@ -312,10 +324,11 @@ async def _request(
     count: int,
     variant: int,
     temperature: float,
+    hint: str = "",
 ) -> Completion[Any]:
-    """The writer's call for `count` sets of values for `left`, beside the `given` ones
-    (nothing is recorded of its answer here: a call asked ahead is read when its slot's
-    turn comes, by `_read`)."""
+    """The writer's call for `count` sets of values for `left`, beside the `given` ones,
+    told `hint` after a refused try (nothing is recorded of its answer here: a call asked
+    ahead is read when its slot's turn comes, by `_read`)."""
     ctx, gen = scope.ctx, scope.cfg.gen
     example = example_of(ctx.prompt, left)
     messages = stage_messages(
@@ -328,6 +341,7 @@ async def _request(
         given=shown_given(given),
         guidance=guidance_of(ctx.prompt, guidance(ctx, scope.cfg)),
         count=count,
+        retry=hint,
     )
     budget = min(MAX_TOKENS, MIN_TOKENS + len(example) // 2) * count  # written, not shown
     return await scope.complete(

@@ -159,9 +159,10 @@ def test_grammar_last_answers_as_the_grammar_first_does() -> None:
 
 @pytest.mark.local
 def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() -> None:
-    """Sampled (temperature 0.7 and 1.2, three seeds): the same answer, token for token, as
+    """Sampled (temperature 0.7 and 1.2, other seeds): the same answer, token for token, as
     llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
-    in the same order, so the same draw."""
+    in the same order, so the same draw. (llama.cpp's side checks every token of the
+    vocabulary for each one it draws: three answers of 32 tokens take 12 s here, six of 60 took 41.)"""
     llama_cpp, path = _small_model()
     from promptgen.llm.llama_engine import Engine, GrammarLast
     from promptgen.llm.local import grammar_for
@@ -175,13 +176,13 @@ def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() ->
         {"role": "system", "content": "You write test inputs for a prompt that labels reviews."},
         {"role": "user", "content": "Write one review where the customer is mostly unhappy."},
     ]
-    draws = [(t, seed) for t in (0.7, 1.2) for seed in (1, 2, 3)]
+    draws = [(0.7, 1), (1.2, 2), (1.2, 3)]
     answers: dict[type, list[str]] = {}
     for kind in (llama_cpp.Llama, Engine):
         llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
         for temperature, seed in draws:
             result = llama.create_chat_completion(
-                messages=messages, temperature=temperature, max_tokens=60, seed=seed,
+                messages=messages, temperature=temperature, max_tokens=32, seed=seed,
                 grammar=grammar_for(schema),
             )  # fmt: skip
             answers.setdefault(kind, []).append(result["choices"][0]["message"]["content"])
@@ -189,7 +190,7 @@ def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() ->
                 assert isinstance(llama._sampler, GrammarLast) and llama._sampler.top_k == 40
         llama.close()
     assert answers[Engine] == answers[llama_cpp.Llama]
-    assert len(set(answers[Engine])) == len(draws)  # six draws, six answers
+    assert len(set(answers[Engine])) == len(draws)  # three draws, three answers
 
 
 def test_calls_split_the_cores_and_a_model_gets_a_second_context_only_when_needed() -> None:

@@ -14,6 +14,7 @@ import pytest
 from promptgen.context import Context
 from promptgen.llm import LLM, load_settings
 from promptgen.model import Message, PromptInput, PromptUnderTest, Scenario, TestSample
+from promptgen.prompting.advice import advice
 from promptgen.prompting.writing import case_of
 from promptgen.report.outputs import rules_markdown
 from promptgen.results import Behaviour, Test
@@ -695,3 +696,63 @@ def test_a_content_test_holds_what_its_case_names(fake: FakeLLM, llm: LLM) -> No
     )
     counts = ctx.stage("tests").counts
     assert counts["dropped_content_missing"] == 1
+
+
+class StandIn(PipelineResponder):
+    """Writes a review with a stand-in product unless told to use real names."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestInputs":
+            told = advice("review holds a stand-in for content (Product X)") in text
+            for case in answer.values():
+                case["inputs"]["review"] = (
+                    "The Brevia kettle from Halden boils fast but the lid sticks."
+                    if told
+                    else "Product X boils fast but the lid sticks."
+                )
+        return answer
+
+
+def test_a_try_after_a_refused_one_is_told_what_to_write_instead(fake: FakeLLM, llm: LLM) -> None:
+    ctx = context(rules=1)
+    ctx.inverse_rules = []
+    fake.responder = StandIn()
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    (test,) = [t for t in ctx.tests if t.origin == "generated"]
+    assert test.inputs["review"] == "The Brevia kettle from Halden boils fast but the lid sticks."
+    first, second = [m[-1]["content"] for m in (b["messages"] for b in fake.requests)]
+    # the same request with one sentence at its end: the first try's state is reused
+    assert second == (
+        first + " Use real, specific names and content, the way a real one would have them."
+    )
+    assert ctx.stage("tests").counts["dropped_filler"] == 1
+
+
+@pytest.mark.parametrize(
+    ("why", "said"),
+    [
+        ("review holds template syntax ({{)", "Write plain text: no braces, no template syntax."),
+        ("review copies the prompt's own text", "Write new content in your own words: "
+         "nothing taken from the prompt, the example or the case."),
+        ("the input describes itself instead of being one",
+         "Write the review itself, the way its author would, not a sentence about it."),
+        ("opens like 2 other tests' inputs ('what was the total' ...)",
+         'Begin with other words than "what was the total".'),
+        ("review is too short to test with (3 words; the sample has 52)",
+         "Make it as long as a real one: about 52 words."),
+        ("review is in German, and nothing asked for a text in another language than English",
+         "Write it in English."),
+        ("diff is not of the declared kind (a diff that changes a line)",
+         "It must be a diff that changes a line."),
+        ("the input holds no phone numbers, which its case names",
+         "Make sure it has phone numbers in it."),
+        ("the input never names the delivery, which its case is about",
+         "Make sure it has the delivery in it."),
+        ("the check read it as 'neutral', not 'negative'",
+         'Make that unmistakable: the last one read as "neutral".'),
+        ("no answer", ""),
+    ],
+)  # fmt: skip
+def test_advice_after_a_refusal(why: str, said: str) -> None:
+    assert advice(why, "review") == said
