@@ -244,8 +244,9 @@ _META = re.compile(
     # the provided text.", "The user is writing a detailed summary ..."
     r"|\bthe (?:text|article|document|review|message|input|post|story) (?:is about|describes|"
     r"talks about|discusses|covers|I want)\b"
-    r"|\bthis is an? (?:summary|text|article|document|message)\b"
-    r"|\bthe user (?:is|wants|asks)\b"
+    r"|\bthis is an? (?:(?:simple|short|brief|long|quick|plain|general|technical) )?"
+    r"(?:summary|text|article|document|message)\b"
+    r"|\bthe user (?:is|wants|asks|requested|requests|needs)\b"
     # an input that says what it is for: "This is not a product title", "It is also a
     # test to ensure that the title can be longer than the allowed limit."
     r"|\bthis is not an? (?:[\w-]+ )?(?:title|review|question|message|text|input)\b"

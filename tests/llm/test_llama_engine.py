@@ -162,7 +162,8 @@ def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() ->
     """Sampled (temperature 0.7 and 1.2, other seeds): the same answer, token for token, as
     llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
     in the same order, so the same draw. (llama.cpp's side checks every token of the
-    vocabulary for each one it draws: three answers of 32 tokens take 12 s here, six of 60 took 41.)"""
+    vocabulary for each one it draws: three answers of 32 tokens take 12 s here, six of
+    60 took 41.)"""
     llama_cpp, path = _small_model()
     from promptgen.llm.llama_engine import Engine, GrammarLast
     from promptgen.llm.local import grammar_for

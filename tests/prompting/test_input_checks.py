@@ -214,6 +214,9 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
         "Here is a long piece of text that I want to summarize for a general audience.",
         "The text to be summarized.",
         "The user needs help with the new software. I need to summarize this text.",
+        # ... and two the advice after a refused try drew (the summarize sample)
+        "Hello everyone! This is a simple summary for a general reader.",
+        "The user requested a summary of the latest developments in AI technology.",
     ]:
         assert describes_itself(note), note
     for real in [
@@ -225,6 +228,7 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
         "I left a review where the shop could see it, and nobody answered.",
         "Can I find a message where the user asked for a refund?",
         "This is a simple kettle and it works.",
+        "This is a simple textbook case of bad packaging.",
         "We want to summarize the quarter in one page: sales rose 4 percent.",
     ]:
         assert not describes_itself(real), real
