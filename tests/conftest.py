@@ -34,6 +34,28 @@ def _close_gateways() -> Iterator[None]:
         LOOP.run(OPEN_GATEWAYS.pop().aclose())
 
 
+@pytest.fixture(autouse=True)
+def _one_embedded_model_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Tests of the real embedded model (marker `local`) run one at a time over the
+    xdist workers: llama.cpp's threads each take a core and wait for each other, so two
+    models computing at once on 2 cores took 146 s for a test that takes 12 s alone."""
+    if request.node.get_closest_marker("local") is None:
+        yield
+        return
+    import fcntl
+
+    # the session's base directory: its parent is shared by the xdist workers
+    lock = tmp_path_factory.getbasetemp().parent / "embedded-model.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
 needs_corpus = pytest.mark.skipif(
     not corpus.available(), reason=f"shared corpus not found at {corpus.CORPUS}"
 )
