@@ -1,12 +1,12 @@
 """The embedded model's engine (promptgen/llm/llama_engine.py): kept prefix states, the
 grammar applied last; the thread count (cores.py) and the answer bound (token_bound.py).
 
-The pure parts run everywhere; the real-model part is marked `local` (the 0.5B model)."""
+Pure parts only: the engine's answers against llama.cpp's own, on the real 0.5B model, are
+in test_local.py (the file of the real-model tests, one xdist worker's)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Iterator
@@ -107,91 +107,6 @@ def test_a_call_waits_for_a_prompt_being_read_that_shares_more_than_any_kept_sta
     # the first call's answer kept: its prompt's state begins it, so it goes
     states[None] = Saved(np.array([*first, 9, 9], dtype=np.intc), len(first) + 2, None, 1)
     assert [len(k) for k in states.states] == [2, len(first) + 2]
-
-
-def _small_model() -> tuple[Any, str]:
-    """llama_cpp and the path of the 0.5B model's weights (skipped where either is missing)."""
-    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from promptgen.llm.weights import SPECS, assemble, part_files
-
-    if part_files(SPECS["qwen2.5-coder-0.5b"]) is None:
-        pytest.skip("the local model weights are not installed")
-    return llama_cpp, str(assemble(SPECS["qwen2.5-coder-0.5b"]))
-
-
-@pytest.mark.local
-def test_grammar_last_answers_as_the_grammar_first_does() -> None:
-    """Greedy: the same answer, token for token, as llama.cpp with the grammar applied to
-    the whole vocabulary first; a token the grammar refuses is chosen again under it."""
-    llama_cpp, path = _small_model()
-    from promptgen.llm.llama_engine import Engine, GrammarLast
-    from promptgen.llm.local import grammar_for
-
-    schema = {
-        "type": "object",
-        "properties": {
-            "mood": {"enum": ["calm", "tense"]},
-            "step": {"type": "string", "maxLength": 40},
-        },
-        "required": ["mood", "step"],
-    }
-    messages = [
-        {"role": "system", "content": "You plan small tasks."},
-        {"role": "user", "content": "The first step to repot a plant, and the mood of the task."},
-    ]
-    answers = []
-    for kind in (llama_cpp.Llama, Engine):
-        llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
-        result = llama.create_chat_completion(
-            messages=messages, temperature=0, max_tokens=48, seed=0, grammar=grammar_for(schema)
-        )
-        answers.append(result["choices"][0]["message"]["content"])
-        if kind is Engine:
-            sampler = llama._sampler
-            assert isinstance(sampler, GrammarLast)
-            assert sampler.refused > 0  # "{" and the enum were not the model's own first choice
-        llama.close()
-    first, last = answers
-    assert last == first
-    parsed = json.loads(last)
-    assert parsed["mood"] in ("calm", "tense") and 0 < len(parsed["step"]) <= 40
-
-
-@pytest.mark.local
-def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() -> None:
-    """Sampled (temperature 0.7 and 1.2, other seeds): the same answer, token for token, as
-    llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
-    in the same order, so the same draw. (llama.cpp's side checks every token of the
-    vocabulary for each one it draws: three answers of 32 tokens take 12 s here, six of
-    60 took 41.)"""
-    llama_cpp, path = _small_model()
-    from promptgen.llm.llama_engine import Engine, GrammarLast
-    from promptgen.llm.local import grammar_for
-
-    schema = {
-        "type": "object",
-        "properties": {"1": {"type": "object", "properties": {"review": {"type": "string"}}}},
-        "required": ["1"],
-    }
-    messages = [
-        {"role": "system", "content": "You write test inputs for a prompt that labels reviews."},
-        {"role": "user", "content": "Write one review where the customer is mostly unhappy."},
-    ]
-    draws = [(0.7, 1), (1.2, 2), (1.2, 3)]
-    answers: dict[type, list[str]] = {}
-    for kind in (llama_cpp.Llama, Engine):
-        llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
-        for temperature, seed in draws:
-            result = llama.create_chat_completion(
-                messages=messages, temperature=temperature, max_tokens=32, seed=seed,
-                grammar=grammar_for(schema),
-            )  # fmt: skip
-            answers.setdefault(kind, []).append(result["choices"][0]["message"]["content"])
-            if kind is Engine:
-                assert isinstance(llama._sampler, GrammarLast) and llama._sampler.top_k == 40
-        llama.close()
-    assert answers[Engine] == answers[llama_cpp.Llama]
-    assert len(set(answers[Engine])) == len(draws)  # three draws, three answers
 
 
 def test_calls_split_the_cores_and_a_model_gets_a_second_context_only_when_needed() -> None:

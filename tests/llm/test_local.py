@@ -1,4 +1,5 @@
-"""The embedded llama.cpp model, for real (marked `local`; needs the 'local' extra)."""
+"""The embedded llama.cpp model, for real (marked `local`; needs the 'local' extra): the backend,
+the command line offline, and the engine's answers against llama.cpp's own."""
 
 from __future__ import annotations
 
@@ -399,3 +400,85 @@ def test_contexts_made_at_once_lose_no_line_and_print_none() -> None:
     # line, no traceback from a context freed at interpreter teardown.
     assert err_lines == [f"err {i}" for i in range(printed)]
     assert out_lines == [f"out {i}" for i in range(printed)]
+
+
+def _small_model() -> tuple[Any, str]:
+    """llama_cpp and the path of the 0.5B model's weights."""
+    import llama_cpp
+
+    from promptgen.llm.weights import assemble
+
+    return llama_cpp, str(assemble(SPECS[SMALL]))
+
+
+def test_grammar_last_answers_as_the_grammar_first_does() -> None:
+    """Greedy: the same answer, token for token, as llama.cpp with the grammar applied to
+    the whole vocabulary first; a token the grammar refuses is chosen again under it."""
+    llama_cpp, path = _small_model()
+    from promptgen.llm.llama_engine import Engine, GrammarLast
+    from promptgen.llm.local import grammar_for
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "mood": {"enum": ["calm", "tense"]},
+            "step": {"type": "string", "maxLength": 40},
+        },
+        "required": ["mood", "step"],
+    }
+    messages = [
+        {"role": "system", "content": "You plan small tasks."},
+        {"role": "user", "content": "The first step to repot a plant, and the mood of the task."},
+    ]
+    answers = []
+    for kind in (llama_cpp.Llama, Engine):
+        llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+        result = llama.create_chat_completion(
+            messages=messages, temperature=0, max_tokens=48, seed=0, grammar=grammar_for(schema)
+        )
+        answers.append(result["choices"][0]["message"]["content"])
+        if kind is Engine:
+            sampler = llama._sampler
+            assert isinstance(sampler, GrammarLast)
+            assert sampler.refused > 0  # "{" and the enum were not the model's own first choice
+        llama.close()
+    first, last = answers
+    assert last == first
+    parsed = json.loads(last)
+    assert parsed["mood"] in ("calm", "tense") and 0 < len(parsed["step"]) <= 40
+
+
+def test_a_sampled_answer_is_the_one_llama_cpp_draws_with_the_grammar_first() -> None:
+    """Sampled (temperature 0.7 and 1.2, other seeds): the same answer, token for token, as
+    llama.cpp with the grammar applied to the whole vocabulary first: the same candidates
+    in the same order, so the same draw. (llama.cpp's side checks every token of the
+    vocabulary for each one it draws: three answers of 32 tokens take 12 s here, six of
+    60 took 41.)"""
+    llama_cpp, path = _small_model()
+    from promptgen.llm.llama_engine import Engine, GrammarLast
+    from promptgen.llm.local import grammar_for
+
+    schema = {
+        "type": "object",
+        "properties": {"1": {"type": "object", "properties": {"review": {"type": "string"}}}},
+        "required": ["1"],
+    }
+    messages = [
+        {"role": "system", "content": "You write test inputs for a prompt that labels reviews."},
+        {"role": "user", "content": "Write one review where the customer is mostly unhappy."},
+    ]
+    draws = [(0.7, 1), (1.2, 2), (1.2, 3)]
+    answers: dict[type, list[str]] = {}
+    for kind in (llama_cpp.Llama, Engine):
+        llama = kind(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+        for temperature, seed in draws:
+            result = llama.create_chat_completion(
+                messages=messages, temperature=temperature, max_tokens=32, seed=seed,
+                grammar=grammar_for(schema),
+            )  # fmt: skip
+            answers.setdefault(kind, []).append(result["choices"][0]["message"]["content"])
+            if kind is Engine:
+                assert isinstance(llama._sampler, GrammarLast) and llama._sampler.top_k == 40
+        llama.close()
+    assert answers[Engine] == answers[llama_cpp.Llama]
+    assert len(set(answers[Engine])) == len(draws)  # three draws, three answers
