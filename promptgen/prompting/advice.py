@@ -19,7 +19,6 @@ _DECLARED = re.compile(r"declared kind \((.+)\)$")
 _HOLDS = re.compile(r"holds no (.+), which its case names")
 _NAMES = re.compile(r"never names (.+), which its case is about")
 _OPENING = re.compile(r"\('(.+?)' \.\.\.\)")
-_READ_AS = re.compile(r"the check read it as '(.+?)'")
 
 _PLAIN = {
     "template_syntax": "Write plain text: no braces, no template syntax.",
@@ -52,9 +51,7 @@ def advice(why: str, noun: str = "") -> str:
         return f"It must be {found.group(1)}."
     if kind == "content_missing" and (found := _HOLDS.search(why) or _NAMES.search(why)):
         return f"Make sure it has {found.group(1)} in it."
-    if found := _READ_AS.search(why):
-        return f'Make that unmistakable: the last one read as "{found.group(1)}".'
-    return ""
+    return ""  # a class the check read it as: naming it drew that class (classify-sentiment)
 
 
 __all__ = ["advice"]
