@@ -333,7 +333,7 @@ async def _request(
     example = example_of(ctx.prompt, left)
     messages = stage_messages(
         "test_input",
-        inputs=described_inputs(ctx.prompt, left, ctx.intent),
+        inputs=_shown(ctx, left),
         noun=noun(left),
         case=case_of(slot.rule, slot.behaviour),
         context=context_of(slot.behaviour),
@@ -383,6 +383,10 @@ async def _checked(
     )
     if why is None:
         why = _copies_given(written, left, given)
+    if why is None and any(copies(written.get(n), _shown(ctx, left)) for n in left):
+        # the description the writer was shown, made from the intent where the author
+        # gave none ("what a user sends to an AI model that ... keeps the code secret")
+        why = f"{left[0]} copies the input's description"
     if why is None and any(describes_itself(written.get(n)) for n in left):
         why = "the input describes itself instead of being one"
     if why is None and behaviour is not None:
@@ -423,6 +427,11 @@ async def _checked(
         # an expected output is right or absent.
         test = test.model_copy(update={"expected_class": None, "expected_output": None})
     return test, ""
+
+
+def _shown(ctx: Context, left: list[str]) -> str:
+    """The inputs' descriptions as the writer is shown them (`_request`)."""
+    return described_inputs(ctx.prompt, left, ctx.intent)
 
 
 def _copies_given(written: dict[str, Any], left: list[str], given: dict[str, Any]) -> str | None:

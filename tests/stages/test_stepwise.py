@@ -755,3 +755,39 @@ def test_a_try_after_a_refused_one_is_told_what_to_write_instead(fake: FakeLLM, 
 )  # fmt: skip
 def test_advice_after_a_refusal(why: str, said: str) -> None:
     assert advice(why, "review") == said
+
+
+class DescriptionCopier(PipelineResponder):
+    """Writes the input's description back unless told to write in its own words."""
+
+    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
+        answer = super().answer(name, schema, text, n)
+        if name == "TestInputs":
+            told = advice("message copies the input's description") in text
+            for case in answer.values():
+                case["inputs"]["message"] = (
+                    "The kettle boils in two minutes and the handle stays cool."
+                    if told
+                    else "A review of a kettle, answered with one word and kept lowercase."
+                )
+        return answer
+
+
+def test_an_input_that_copies_the_description_made_from_the_intent_is_refused(
+    fake: FakeLLM, llm: LLM
+) -> None:
+    """An input the author did not describe is shown as what a user sends to a model
+    that does what the intent says; a value that copies that is not an input."""
+    ctx = context(rules=1)
+    ctx.prompt = one_input_prompt("label", "Answer with one lowercase word.", "message")
+    ctx.inverse_rules = []
+    ctx.intent = "Labels a review of a kettle, answered with one word and kept lowercase."
+    fake.responder = DescriptionCopier()
+    stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
+    first = texts(fake, "TestInputs")[0]
+    assert (
+        "- message (string): what a user sends to an AI model that labels a review of a " in first
+    )
+    (test,) = [t for t in ctx.tests if t.origin == "generated"]
+    assert test.inputs["message"] == "The kettle boils in two minutes and the handle stays cool."
+    assert ctx.stage("tests").counts["dropped_copied_text"] == 1
