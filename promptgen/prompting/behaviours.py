@@ -573,6 +573,22 @@ def _instruction_text(seed: Seed) -> str:
     return plain(text)
 
 
+# A noun phrase the prompt fills in from an input: "the discount code {code}", "the
+# password is {{password}}", "your API key: {key}".
+_FILLED_IN = re.compile(
+    r"\b(?:the|your|our|a|an)\s+(?P<thing>(?:[a-z-]+\s+){0,3}?[a-z-]+)\s*(?:is\s+|:\s*)?"
+    r"(?:\{\{\s*\w+\s*\}\}|\{\w+\})",
+    re.I,
+)
+
+
+def filled_in(text: str) -> str:
+    """The last thing `text` names and fills in from an input ("the discount code"), or
+    ""; what a forbidden "share it" is about."""
+    found = list(_FILLED_IN.finditer(text))
+    return f"the {found[-1].group('thing')}" if found else ""
+
+
 # One sentence's prohibitions tempted: a reviewer reads "do not explain, add punctuation or
 # repeat the review" as one behaviour (a one-word answer even when asked for more), and
 # three reviews that each end with one of the requests as three copies of one test.
@@ -587,8 +603,14 @@ def _temptations(seed: Seed, prompt: PromptUnderTest) -> list[Behaviour]:
     prose = prose_input(prompt)
     for act in forbidden(_instruction_text(seed)):
         words = _words(act)
+        if len(words) == 2 and words[-1] in ("it", "them"):
+            # "share it": what "it" is lives in the sentence, where the prompt fills it
+            # in from an input ("the discount code {code} ...; never share it")
+            thing = filled_in(seed.text)
+            act = f"{words[0]} {thing}" if thing else act
+            words = _words(act)
         if len(words) < 2 or (len(words) == 2 and words[-1] in _PRONOUNS):
-            continue  # "share it": what "it" is lives in the sentence, not the act
+            continue  # what the pronoun stands for is not said where it can be found
         if len(found) == TEMPTATIONS_PER_SENTENCE:
             break
         if prose:
