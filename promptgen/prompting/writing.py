@@ -269,6 +269,8 @@ _META = re.compile(
     r"|^\W*(?:an?|another|one more) (?:[\w-]+ )?(?:text|message|review|question|title)s? "
     r"(?:where|in which) the (?:author|writer|customer|user|reviewer|buyer)\b"
     r"|\bplease provide the (?:text|document|article|message|review|draft|input)\b"
+    r"|^\W*please (?:provide|give|write) (?:a |an )?(?:response|answer|reply) to the "
+    r"(?:following|next)\b"
     r"|\bI (?:want|need|would like) (?:you )?to summari[sz]e\b"
     r"|\b(?:text|article|document|message) to be summari[sz]ed\b"
     r"|^\W*here (?:is|are) (?:an?|another|one more|some) (?:[\w-]+ )?pieces? of text\b"

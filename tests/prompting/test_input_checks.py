@@ -217,6 +217,7 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
         # ... and two the advice after a refused try drew (the summarize sample)
         "Hello everyone! This is a simple summary for a general reader.",
         "The user requested a summary of the latest developments in AI technology.",
+        "Please provide a response to the following request: What is the average total?",
     ]:
         assert describes_itself(note), note
     for real in [
@@ -229,6 +230,7 @@ def test_an_input_that_describes_itself_and_echoed_expectations() -> None:
         "Can I find a message where the user asked for a refund?",
         "This is a simple kettle and it works.",
         "This is a simple textbook case of bad packaging.",
+        "Please give a reply to my email from Monday about the broken kettle.",
         "We want to summarize the quarter in one page: sales rose 4 percent.",
     ]:
         assert not describes_itself(real), real
