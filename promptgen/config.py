@@ -264,6 +264,11 @@ class RunConfig:
             return self.gen.safety
         return not self._small("eval")
 
+    @property
+    def small_judge(self) -> bool:
+        """Whether the eval model is small by its backend's policy (one test a call)."""
+        return self._small("eval")
+
     def _small(self, role: str) -> bool:
         """Whether the model of `role` is small by its backend's policy."""
         from promptgen.llm.routing import backend_type

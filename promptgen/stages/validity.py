@@ -18,8 +18,15 @@ requires = ("input_spec", "tests")
 after = ("expand", "baseline")
 phase = "generation"
 # Tests judged per call: one call per test costs a round trip and a copy of the
-# specification each; a handful per call keeps each judgement focused.
+# specification each; a handful per call keeps each judgement focused. A small judge
+# (the embedded 1.5B) gets one test a call: judging eight at once, its verdicts leaned
+# on each other, and an unchanged haiku topic was valid beside one set of inputs and
+# invalid beside another (1 of 9 valid against 7 of 9).
 BATCH = 8
+
+
+def batch(cfg: RunConfig) -> int:
+    return 1 if cfg.small_judge else BATCH
 
 
 class Verdict(BaseModel):
@@ -33,11 +40,11 @@ def enabled(cfg: RunConfig) -> bool:
 
 def todo(ctx: Context, cfg: RunConfig) -> list[WorkItem[list[Test]]]:
     """Unjudged tests in batches; a test left without a verdict goes into a new batch."""
-    return batches("validity", [t for t in ctx.tests if t.valid is None], BATCH)
+    return batches("validity", [t for t in ctx.tests if t.valid is None], batch(cfg))
 
 
 def estimate(ctx: Context, cfg: RunConfig, projection: Projection) -> int:
-    return judged_estimate(todo(ctx, cfg), {"tests", *after}, projection, BATCH)
+    return judged_estimate(todo(ctx, cfg), {"tests", *after}, projection, batch(cfg))
 
 
 def _record(test: Test, verdict: Verdict) -> None:

@@ -1,13 +1,14 @@
-"""The validity stage in process: unjudged tests in batches of 8; a test an answer leaves
-out is asked again in a smaller call within the same run; each failed batch is a
-failure of its own."""
+"""The validity stage in process: unjudged tests in batches of 8 (one for a small
+judge); a test an answer leaves out is asked again in a smaller call within the same
+run; each failed batch is a failure of its own."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from promptgen.llm import LLM
+from promptgen.llm import LLM, load_settings
 from promptgen.stages import validity
 from tests.fakellm import FakeLLM
 from tests.pipeline_fake import DropOnce, PipelineResponder
@@ -92,3 +93,13 @@ def test_each_failed_batch_is_a_failure(
     stage("validity", ctx, cfg, llm)
     assert schema_names(fake) == ["Verdicts"] * 2
     assert record.failures == {} and all(t.valid is not None for t in ctx.tests)
+
+
+def test_a_small_judge_gets_one_test_a_call(tmp_path: Path) -> None:
+    """The embedded 1.5B judging eight at once leaned on the verdicts beside: an unchanged
+    haiku topic was valid in one batch and invalid in another."""
+    ctx = context(rules=1, tests=10)
+    local = LLM(load_settings({"eval": "local/qwen2.5-coder-1.5b"}, env={}, cwd=tmp_path))
+    remote = LLM(load_settings({"api_base": "http://127.0.0.1:9/v1"}, env={}, cwd=tmp_path))
+    assert [len(w.data) for w in validity.todo(ctx, config(ctx, local))] == [1] * 10
+    assert [len(w.data) for w in validity.todo(ctx, config(ctx, remote))] == [8, 2]
