@@ -698,26 +698,31 @@ def test_a_content_test_holds_what_its_case_names(fake: FakeLLM, llm: LLM) -> No
     assert counts["dropped_content_missing"] == 1
 
 
-class StandIn(PipelineResponder):
-    """Writes a review with a stand-in product unless told to use real names."""
+class UntilTold(PipelineResponder):
+    """Writes `refused` for the input `field` until a try is told the advice that follows
+    `why`, then `kept`."""
+
+    def __init__(self, field: str, why: str, refused: str, kept: str) -> None:
+        super().__init__()
+        self.field, self.told, self.refused, self.kept = field, advice(why), refused, kept
 
     def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
         answer = super().answer(name, schema, text, n)
         if name == "TestInputs":
-            told = advice("review holds a stand-in for content (Product X)") in text
             for case in answer.values():
-                case["inputs"]["review"] = (
-                    "The Brevia kettle from Halden boils fast but the lid sticks."
-                    if told
-                    else "Product X boils fast but the lid sticks."
-                )
+                case["inputs"][self.field] = self.kept if self.told in text else self.refused
         return answer
 
 
 def test_a_try_after_a_refused_one_is_told_what_to_write_instead(fake: FakeLLM, llm: LLM) -> None:
     ctx = context(rules=1)
     ctx.inverse_rules = []
-    fake.responder = StandIn()
+    fake.responder = UntilTold(
+        "review",
+        "review holds a stand-in for content (Product X)",
+        "Product X boils fast but the lid sticks.",
+        "The Brevia kettle from Halden boils fast but the lid sticks.",
+    )
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     (test,) = [t for t in ctx.tests if t.origin == "generated"]
     assert test.inputs["review"] == "The Brevia kettle from Halden boils fast but the lid sticks."
@@ -757,22 +762,6 @@ def test_advice_after_a_refusal(why: str, said: str) -> None:
     assert advice(why, "review") == said
 
 
-class DescriptionCopier(PipelineResponder):
-    """Writes the input's description back unless told to write in its own words."""
-
-    def answer(self, name: str, schema: dict[str, Any], text: str, n: int) -> Any:
-        answer = super().answer(name, schema, text, n)
-        if name == "TestInputs":
-            told = advice("message copies the input's description") in text
-            for case in answer.values():
-                case["inputs"]["message"] = (
-                    "The kettle boils in two minutes and the handle stays cool."
-                    if told
-                    else "A review of a kettle, answered with one word and kept lowercase."
-                )
-        return answer
-
-
 def test_an_input_that_copies_the_description_made_from_the_intent_is_refused(
     fake: FakeLLM, llm: LLM
 ) -> None:
@@ -782,7 +771,12 @@ def test_an_input_that_copies_the_description_made_from_the_intent_is_refused(
     ctx.prompt = one_input_prompt("label", "Answer with one lowercase word.", "message")
     ctx.inverse_rules = []
     ctx.intent = "Labels a review of a kettle, answered with one word and kept lowercase."
-    fake.responder = DescriptionCopier()
+    fake.responder = UntilTold(
+        "message",
+        "message copies the input's description",
+        "A review of a kettle, answered with one word and kept lowercase.",
+        "The kettle boils in two minutes and the handle stays cool.",
+    )
     stage("tests", ctx, config(ctx, llm, generation=STEPWISE, effort="min"), llm)
     first = texts(fake, "TestInputs")[0]
     assert (
