@@ -262,7 +262,7 @@ class RunConfig:
         the check dropped the tests instead of screening them (docs/stages.md)."""
         if self.gen.safety is not None:
             return self.gen.safety
-        return not self._small("eval")
+        return not self.small_judge
 
     @property
     def small_judge(self) -> bool:

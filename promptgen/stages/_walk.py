@@ -271,10 +271,8 @@ async def _write(
         if attempt == 0 and asked is not None:
             found = _read(scope, await asked)
         else:
-            hint = advice(why, noun(left)) if attempt else ""
-            found = _read(
-                scope, await _request(scope, slot, left, given, 1, variant, temperature, hint)
-            )
+            hint = advice(why, noun(left))  # "" on a first try ("no answer")
+            found = await _ask(scope, slot, left, given, 1, variant, temperature, hint)
         tries += 1
         if found is None:
             return None, ""
@@ -285,19 +283,10 @@ async def _write(
                 return test, ""
     if not hopeless and _listing_helps(why) and size <= LIST_AT_MOST:
         # A small model that repeats one short input (a haiku topic) lists different ones.
-        found = _read(
-            scope,
-            await _request(
-                scope,
-                slot,
-                left,
-                given,
-                CANDIDATES,
-                LIST_VARIANT + index,
-                TEMPERATURES[1],
-                advice(why, noun(left)),
-            ),
-        )
+        found = await _ask(
+            scope, slot, left, given, CANDIDATES, LIST_VARIANT + index, TEMPERATURES[1],
+            advice(why, noun(left)),
+        )  # fmt: skip
         tries += 1
         for written in found or []:
             test, why = await _checked(scope, slot, written, fixed, given, names, where)
@@ -314,6 +303,20 @@ def _listing_helps(why: str) -> bool:
     for inputs that repeated others, or did not read as their class; not for copies of
     a sample or the prompt (a list of them is copies too, at four times the cost)."""
     return "near-duplicate" in why or "opens like" in why or "the check read it" in why
+
+
+async def _ask(
+    scope: Scope,
+    slot: Slot,
+    left: list[str],
+    given: dict[str, Any],
+    count: int,
+    variant: int,
+    temperature: float,
+    hint: str,
+) -> list[dict[str, Any]] | None:
+    """`_request` asked in turn and read (`_read`)."""
+    return _read(scope, await _request(scope, slot, left, given, count, variant, temperature, hint))
 
 
 async def _request(
