@@ -50,7 +50,7 @@ class CompilingResponder(PipelineResponder):
             rules = re.findall(r"^\d+\. (.*)$", text, re.M)
             return {
                 "checks": {
-                    str(k): {"rule": r, "broken": bad and r == TWO_SENTENCES}
+                    str(k): {"broken": bad and r == TWO_SENTENCES}
                     for k, r in enumerate(rules, start=1)
                 },
                 "reason": "more than two sentences" if bad else "follows every rule",

@@ -155,8 +155,7 @@ class PipelineResponder:
             rules = re.findall(r"^\d+\. (.*)$", text, re.M)
             return {
                 "checks": {
-                    str(k): {"rule": r, "broken": bad and k == 1}
-                    for k, r in enumerate(rules, start=1)
+                    str(k): {"broken": bad and k == 1} for k, r in enumerate(rules, start=1)
                 },
                 "reason": "breaks rule 1: says VIOLATION" if bad else "follows every rule",
                 "verdict": "err" if bad else "ok",

@@ -25,9 +25,13 @@ from promptgen.results import Outcome
 ANALYSIS_VALUES = ("intent", "inputSpec", "rules")
 
 
+# One rule's check, under the rule's number; the number names the rule (no docstring:
+# it would go to the model as the schema's description). The judge copied each rule
+# here before: the README run's 28 judgements wrote 3,770 tokens with the copies and
+# 1,545 without, and on 14 labelled answers the 1.5B judge gave the same verdicts
+# either way (docs/performance.md).
 class RuleCheck(BaseModel):
-    rule: Text(300, description="The rule, copied.")  # type: ignore[valid-type]
-    broken: bool = Field(description="True when the answer breaks this rule.")
+    broken: bool = Field(description="True when the answer breaks the rule of this number.")
 
 
 _OkErr = Literal["ok", "err"]  # the judge's verdict
@@ -52,6 +56,11 @@ def compliance_verdict(rules: int) -> type[BaseModel]:
 def rule_count(rules: str) -> int:
     """How many rules a numbered list ("1. ...", "2. ...") holds."""
     return max((int(n) for n in _NUMBERED.findall(rules)), default=0)
+
+
+def numbered_rules(rules: str) -> dict[int, str]:
+    """Number -> rule text of a numbered list ("1. ...", "2. ...")."""
+    return {int(n): text.strip() for n, text in _RULE_LINE.findall(rules)}
 
 
 class ScoreVerdict(BaseModel):
@@ -94,7 +103,9 @@ class ComplianceJudge(MetricBase):
         if not result.ok:
             return Verdict(error=result.error)
         parsed: Any = result.parsed
-        broken = [c.rule for _, c in sorted(answers(parsed.checks).items()) if c.broken]
+        texts = numbered_rules(str(case.values.get("rules", "")))
+        checks = sorted(answers(parsed.checks).items())
+        broken = [texts.get(n, f"rule {n}") for n, c in checks if c.broken]
         # A rule the judge itself marked broken makes the verdict err, whatever it concluded.
         outcome: Outcome = "err" if broken or parsed.verdict == "err" else "ok"
         reason = parsed.reason
@@ -149,6 +160,7 @@ def _scored(result: Completion) -> Verdict:
 
 
 _NUMBERED = re.compile(r"^(\d+)\. ", re.M)
+_RULE_LINE = re.compile(r"^(\d+)\. (.*)$", re.M)
 _WORD = re.compile(r"\b(OK|ERR|PASS|FAIL)\b", re.IGNORECASE)
 _MEANING: dict[str, Outcome] = {"ok": "ok", "pass": "ok", "err": "err", "fail": "err"}
 

@@ -144,6 +144,39 @@ def opens_with_prompt(value: Any, prompt: PromptUnderTest) -> bool:
     return False
 
 
+def without_lead_in(value: Any, prompt: PromptUnderTest) -> Any:
+    """`value` without a line of the prompt's own that it opens with, the line's
+    placeholders filled in any way ("Summarize this text for a general reader: The
+    council voted ..." is the text "The council voted ..."): the 1.5B writer opened 3 of
+    summarize's 25 texts so, each a real text after the line. A value that is only the
+    line, or opens with no line of the prompt's, is returned as it is."""
+    if not isinstance(value, str) or not opens_with_prompt(value, prompt):
+        return value
+    for pattern in _lead_ins(prompt):
+        found = pattern.match(value)
+        rest = value[found.end() :].strip().strip("\"'“”") if found else ""
+        if len(_words(rest)) >= OPENING_RUN:
+            return rest
+    return value
+
+
+def _lead_ins(prompt: PromptUnderTest) -> list[re.Pattern[str]]:
+    """Each line of the prompt up to its last literal word, as a pattern in which a
+    placeholder matches a short value and spaces match any spaces."""
+    patterns = []
+    for message in prompt.messages:
+        for line in (message.content or "").splitlines():
+            parts = _VARIABLE.split(line)[::3]  # the literal text between placeholders
+            while parts and not parts[-1].strip():
+                parts.pop()
+            if not parts or len(_words(" ".join(parts))) < OPENING_RUN:
+                continue
+            literal = [r"\s+".join(map(re.escape, part.split())) for part in parts]
+            body = r"\s*.{1,60}?\s*".join(literal)
+            patterns.append(re.compile(r"\s*" + body + r"[\s:.-]*", re.I | re.S))
+    return patterns
+
+
 # What a content behaviour names, and how a text that holds one looks: "the document
 # contains phone numbers" asks for a run of digits, not "Dear John Doe, I am writing to
 # request a loan" (the 1.5B's text for it).

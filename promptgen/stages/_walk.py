@@ -44,7 +44,7 @@ from promptgen.prompting.advice import advice
 from promptgen.prompting.cases import complete_inputs, inputs_model
 from promptgen.prompting.input_checks import COPIED_WORDS, copies, kind_of, problem
 from promptgen.prompting.per_item import answers
-from promptgen.prompting.sample_shape import case_unmet
+from promptgen.prompting.sample_shape import case_unmet, without_lead_in
 from promptgen.prompting.writing import (
     case_of,
     context_of,
@@ -379,6 +379,8 @@ async def _checked(
     ctx = scope.ctx
     behaviour = slot.behaviour
     left = [n for n in names if n not in fixed]
+    # A text that opens with the prompt's own line is the text after it.
+    written = {n: without_lead_in(v, ctx.prompt) if n in left else v for n, v in written.items()}
     case = case_of(slot.rule, behaviour)
     others = others_of(ctx, where)
     why = problem(
@@ -394,6 +396,11 @@ async def _checked(
         why = "the input describes itself instead of being one"
     if why is None and behaviour is not None:
         why = case_unmet(behaviour.kind, behaviour.text, [written.get(n) for n in left])
+    import os
+
+    if os.environ.get("PG_REFUSALS"):
+        with open(os.environ["PG_REFUSALS"], "a") as fh:
+            fh.write(json.dumps({"case": case, "written": written, "why": why}) + "\n")
     if why is not None:
         scope.count("invalid_dropped")
         scope.count(f"dropped_{kind_of(why)}")

@@ -122,13 +122,27 @@ def test_compliance_ok_and_err(fake: FakeLLM, llm: LLM) -> None:
     text = texts(fake, "ComplianceVerdict")[0]
     assert "1. The output follows requirement 1.\n2. The output follows requirement 2." in text
     assert "review number 0" in text and "<ANSWER>" in text
+    # a check under each rule's number, holding only whether it is broken: no copy of the
+    # rule to write (the number names it)
+    schema = fake.requests[0]["response_format"]["json_schema"]["schema"]
+    assert sorted(property_names(schema)) == ["1", "2", "broken", "checks", "reason", "verdict"]
+
+
+def property_names(node: Any) -> set[str]:
+    """Every property name a JSON schema declares, at any depth."""
+    if isinstance(node, list):
+        return set().union(*map(property_names, node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    own = set(node.get("properties") or {})
+    return own.union(*map(property_names, node.values()))
 
 
 def test_a_rule_marked_broken_makes_an_ok_verdict_err(tmp_path: Path) -> None:
     answer = {
         "checks": {
-            "1": {"rule": "Rule one.", "broken": False},
-            "2": {"rule": "Rule two.", "broken": True},
+            "1": {"broken": False},
+            "2": {"broken": True},
         },
         "reason": "reads fine",
         "verdict": "ok",
@@ -136,7 +150,7 @@ def test_a_rule_marked_broken_makes_an_ok_verdict_err(tmp_path: Path) -> None:
     with FakeLLM() as plain:
         plain.queue(json_reply(answer))
         verdict = evaluate(compliance(), "positive", make_llm(plain, tmp_path))
-    assert verdict == Verdict(0.0, "err", "broken: Rule two. (reads fine)")
+    assert verdict == Verdict(0.0, "err", "broken: The output follows requirement 2. (reads fine)")
 
 
 # -- score judges --------------------------------------------------------------------------

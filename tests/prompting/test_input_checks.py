@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from promptgen.model import Message, PromptInput, PromptUnderTest, TestSample
 from promptgen.prompting.input_checks import InputIndex, near_duplicate_inputs, problem
-from promptgen.prompting.sample_shape import content_missing, topic_missing
+from promptgen.prompting.sample_shape import content_missing, topic_missing, without_lead_in
 from promptgen.prompting.writing import describes_itself, echoes
 
 SYSTEM = "Label the sentiment of the review. Answer with one word: positive or negative."
@@ -358,6 +358,37 @@ def test_a_text_that_opens_with_the_prompts_own_line_is_refused() -> None:
         "input copies the prompt's own text"
     )
     assert text("Summarize the week: the council met on Monday and voted 7 to 2.") is None
+
+
+def test_a_text_after_the_prompts_own_line_is_kept_without_the_line() -> None:
+    summarize = PromptUnderTest(
+        name="summarize",
+        messages=[
+            Message(role="system", content="You write short summaries for busy readers."),
+            Message(
+                role="user", content="Summarize this text for a {{audience}} reader:\n{{input}}"
+            ),
+        ],
+        inputs={
+            "audience": PromptInput(name="audience", type="string"),
+            "input": PromptInput(name="input", type="string"),
+        },
+    )
+    council = "The council voted 7 to 2 on Monday to extend the bus route."
+    # the placeholder filled in any way, in any case, with or without quotes
+    assert without_lead_in(f"Summarize this text for a general reader: {council}", summarize) == (
+        council
+    )
+    quoted = f'summarize this text for a Technical reader:\n"{council}"'
+    assert without_lead_in(quoted, summarize) == council
+    # the line alone, or with too little after it, stays as written (and is refused)
+    alone = "Summarize this text for a general reader: "
+    assert without_lead_in(alone, summarize) == alone
+    assert without_lead_in(f"{alone}Hello there.", summarize) == f"{alone}Hello there."
+    # a text that does not open with the prompt's line, or is no text, is unchanged
+    assert without_lead_in(council, summarize) == council
+    assert without_lead_in(f"Note: {alone}{council}", summarize) == f"Note: {alone}{council}"
+    assert without_lead_in(["a", "list"], summarize) == ["a", "list"]
 
 
 def test_notes_to_the_assistant_and_texts_about_their_writer_describe_themselves() -> None:
