@@ -28,7 +28,7 @@ ANALYSIS_VALUES = ("intent", "inputSpec", "rules")
 # One rule's check, under the rule's number; the number names the rule (no docstring:
 # it would go to the model as the schema's description). The judge copied each rule
 # here before: the README run's 28 judgements wrote 3,770 tokens with the copies and
-# 1,545 without, and on 14 labelled answers the 1.5B judge gave the same verdicts
+# 1,606 without, and on 14 labelled answers the 1.5B judge gave the same verdicts
 # either way (docs/performance.md).
 class RuleCheck(BaseModel):
     broken: bool = Field(description="True when the answer breaks the rule of this number.")
