@@ -29,9 +29,12 @@ _ABOUT_INPUT = re.compile(
 )
 
 
-def bracketed(text: str) -> str:
-    """Placeholders in brackets ("[audience]"), the way writer prompts show a slot."""
-    return re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", r"[\1]", text)
+def bracketed(text: str, names: frozenset[str] = frozenset()) -> str:
+    """Placeholders in brackets ("[audience]"), the way writer prompts show a slot: every
+    `{{name}}`, and a single-brace `{name}` (LVE's form) of an input in `names`."""
+    text = re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", r"[\1]", text)
+    single = re.compile(r"\{([A-Za-z_]\w*)\}")
+    return single.sub(lambda m: f"[{m[1]}]" if m[1] in names else m[0], text)
 
 
 def _said_of_input(prompt: PromptUnderTest, name: str) -> str:
@@ -41,8 +44,15 @@ def _said_of_input(prompt: PromptUnderTest, name: str) -> str:
 
     for seed in instruction_seeds(prompt):
         if _ABOUT_INPUT.search(seed.text) or re.search(rf"\b{re.escape(name)}\b", seed.text):
-            return bracketed(seed.text)
+            return bracketed(seed.text, frozenset(prompt.inputs))
     return ""
+
+
+def _sent_by_user(prompt: PromptUnderTest, name: str) -> bool:
+    """Whether the input's placeholder is in a user message (or in no message at all)."""
+    slot = re.compile(r"\{\{\s*" + re.escape(name) + r"\s*\}\}|\{" + re.escape(name) + r"\}")
+    roles = {m.role for m in prompt.messages if slot.search(m.content or "")}
+    return not roles or "user" in roles
 
 
 def _label_before(prompt: PromptUnderTest, name: str) -> str:
@@ -75,7 +85,11 @@ def described_inputs(prompt: PromptUnderTest, names: list[str], intent: str | No
         if not description:
             said = _said_of_input(prompt, name)
             if said:
-                description = f'what the user sends; the prompt says: "{said}"'
+                # A value the system message holds ("the discount code {code}") is set
+                # by whoever runs the prompt, not sent by its user.
+                user = _sent_by_user(prompt, name)
+                who = "what the user sends" if user else "a value it is run with"
+                description = f'{who}; the prompt says: "{said}"'
             elif intent:
                 task = intent.strip().rstrip(".")
                 description = f"what a user sends to an AI model that {task[0].lower()}{task[1:]}"
