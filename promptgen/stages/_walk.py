@@ -396,11 +396,6 @@ async def _checked(
         why = "the input describes itself instead of being one"
     if why is None and behaviour is not None:
         why = case_unmet(behaviour.kind, behaviour.text, [written.get(n) for n in left])
-    import os
-
-    if os.environ.get("PG_REFUSALS"):
-        with open(os.environ["PG_REFUSALS"], "a") as fh:
-            fh.write(json.dumps({"case": case, "written": written, "why": why}) + "\n")
     if why is not None:
         scope.count("invalid_dropped")
         scope.count(f"dropped_{kind_of(why)}")
