@@ -55,7 +55,7 @@ def compliance_verdict(rules: int) -> type[BaseModel]:
 
 def rule_count(rules: str) -> int:
     """How many rules a numbered list ("1. ...", "2. ...") holds."""
-    return max((int(n) for n in _NUMBERED.findall(rules)), default=0)
+    return max(numbered_rules(rules), default=0)
 
 
 def numbered_rules(rules: str) -> dict[int, str]:
@@ -159,7 +159,6 @@ def _scored(result: Completion) -> Verdict:
     return Verdict.scored(float(parsed.score), parsed.explanation)
 
 
-_NUMBERED = re.compile(r"^(\d+)\. ", re.M)
 _RULE_LINE = re.compile(r"^(\d+)\. (.*)$", re.M)
 _WORD = re.compile(r"\b(OK|ERR|PASS|FAIL)\b", re.IGNORECASE)
 _MEANING: dict[str, Outcome] = {"ok": "ok", "pass": "ok", "err": "err", "fail": "err"}

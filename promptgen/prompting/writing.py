@@ -48,17 +48,21 @@ def _said_of_input(prompt: PromptUnderTest, name: str) -> str:
     return ""
 
 
+def _slot(name: str) -> re.Pattern[str]:
+    """The placeholder of input `name`: `{{name}}` or LVE's `{name}`."""
+    return re.compile(r"\{\{\s*" + re.escape(name) + r"\s*\}\}|\{" + re.escape(name) + r"\}")
+
+
 def _sent_by_user(prompt: PromptUnderTest, name: str) -> bool:
     """Whether the input's placeholder is in a user message (or in no message at all)."""
-    slot = re.compile(r"\{\{\s*" + re.escape(name) + r"\s*\}\}|\{" + re.escape(name) + r"\}")
-    roles = {m.role for m in prompt.messages if slot.search(m.content or "")}
+    roles = {m.role for m in prompt.messages if _slot(name).search(m.content or "")}
     return not roles or "user" in roles
 
 
 def _label_before(prompt: PromptUnderTest, name: str) -> str:
     """The label the template puts before an input ("Customer question:" then
     `{{input}}`), when it is a short one."""
-    slot = re.compile(r"\{\{\s*" + re.escape(name) + r"\s*\}\}|\{" + re.escape(name) + r"\}")
+    slot = _slot(name)
     for message in prompt.messages:
         match = slot.search(message.content or "")
         if not match:
